@@ -1,0 +1,96 @@
+"""Every span attribute key flow-xray writes or reads, in one place.
+
+flow-xray writes both the OpenTelemetry GenAI names and the OpenInference
+names, so Jaeger, Tempo, Phoenix and Langfuse all show the spans natively.
+Readers (the tree builder, the OTLP JSON importer) accept either family plus
+the deprecated GenAI ``prompt_tokens`` / ``completion_tokens`` names.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --- span kind ---------------------------------------------------------------
+SPAN_KIND: Final = "openinference.span.kind"
+KINDS: Final = ("chain", "llm", "tool", "agent", "retriever", "embedding")
+
+# --- inputs and outputs ------------------------------------------------------
+INPUT_VALUE: Final = "input.value"
+INPUT_MIME_TYPE: Final = "input.mime_type"
+OUTPUT_VALUE: Final = "output.value"
+OUTPUT_MIME_TYPE: Final = "output.mime_type"
+MIME_JSON: Final = "application/json"
+MIME_TEXT: Final = "text/plain"
+
+# --- model, provider, operation ----------------------------------------------
+GEN_AI_REQUEST_MODEL: Final = "gen_ai.request.model"
+GEN_AI_RESPONSE_MODEL: Final = "gen_ai.response.model"
+LLM_MODEL_NAME: Final = "llm.model_name"
+GEN_AI_PROVIDER_NAME: Final = "gen_ai.provider.name"
+GEN_AI_SYSTEM: Final = "gen_ai.system"  # deprecated GenAI name, read only
+LLM_PROVIDER: Final = "llm.provider"
+GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
+
+# --- tokens ------------------------------------------------------------------
+GEN_AI_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
+GEN_AI_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+GEN_AI_PROMPT_TOKENS_DEPRECATED: Final = "gen_ai.usage.prompt_tokens"
+GEN_AI_COMPLETION_TOKENS_DEPRECATED: Final = "gen_ai.usage.completion_tokens"
+LLM_TOKENS_PROMPT: Final = "llm.token_count.prompt"
+LLM_TOKENS_COMPLETION: Final = "llm.token_count.completion"
+LLM_TOKENS_TOTAL: Final = "llm.token_count.total"
+
+# --- cost (USD) --------------------------------------------------------------
+LLM_COST_PROMPT: Final = "llm.cost.prompt"
+LLM_COST_COMPLETION: Final = "llm.cost.completion"
+LLM_COST_TOTAL: Final = "llm.cost.total"
+
+# --- source location ---------------------------------------------------------
+CODE_FUNCTION: Final = "code.function.name"
+CODE_FILE: Final = "code.file.path"
+CODE_LINE: Final = "code.line.number"
+
+# --- errors ------------------------------------------------------------------
+ERROR_TYPE: Final = "error.type"
+EXCEPTION_EVENT: Final = "exception"
+EXCEPTION_TYPE: Final = "exception.type"
+EXCEPTION_MESSAGE: Final = "exception.message"
+EXCEPTION_STACKTRACE: Final = "exception.stacktrace"
+
+# --- flow-xray's own ---------------------------------------------------------
+META_PREFIX: Final = "flow_xray.meta."
+INCOMPLETE: Final = "flow_xray.incomplete"
+TRUNCATED: Final = "flow_xray.truncated"
+
+# Read order when several families carry the same fact: first present wins.
+READ_MODEL: Final = (GEN_AI_RESPONSE_MODEL, GEN_AI_REQUEST_MODEL, LLM_MODEL_NAME)
+READ_PROVIDER: Final = (GEN_AI_PROVIDER_NAME, LLM_PROVIDER, GEN_AI_SYSTEM)
+READ_PROMPT_TOKENS: Final = (
+    GEN_AI_INPUT_TOKENS,
+    LLM_TOKENS_PROMPT,
+    GEN_AI_PROMPT_TOKENS_DEPRECATED,
+)
+READ_COMPLETION_TOKENS: Final = (
+    GEN_AI_OUTPUT_TOKENS,
+    LLM_TOKENS_COMPLETION,
+    GEN_AI_COMPLETION_TOKENS_DEPRECATED,
+)
+READ_TOTAL_TOKENS: Final = (LLM_TOKENS_TOTAL,)
+READ_COST: Final = (LLM_COST_TOTAL,)
+
+# Keys the tree turns into first-class fields; the rest stay in ``attributes``.
+CONSUMED: Final = frozenset(
+    {
+        SPAN_KIND,
+        INPUT_VALUE,
+        INPUT_MIME_TYPE,
+        OUTPUT_VALUE,
+        OUTPUT_MIME_TYPE,
+        INCOMPLETE,
+        *READ_MODEL,
+        *READ_PROMPT_TOKENS,
+        *READ_COMPLETION_TOKENS,
+        *READ_TOTAL_TOKENS,
+        *READ_COST,
+    }
+)

@@ -1,0 +1,19 @@
+"""The small hierarchy of errors flow-xray raises. The CLI turns them into `error:` lines."""
+
+from __future__ import annotations
+
+
+class FlowXrayError(Exception):
+    """Base class of every error flow-xray raises on purpose."""
+
+
+class TraceFileError(FlowXrayError):
+    """A file is not a trace flow-xray can read (flow-xray JSON or OTLP JSON lines)."""
+
+
+class ConfigurationError(FlowXrayError):
+    """An option or environment variable has a value flow-xray cannot use."""
+
+
+class GraphError(FlowXrayError):
+    """An autodiff graph or its exports were used wrongly (bad operand, bad IR)."""

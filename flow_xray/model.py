@@ -1,0 +1,254 @@
+"""`TraceNode` and `TraceResult`: the trace tree as plain data, and its JSON envelope.
+
+Nothing here imports OpenTelemetry; renderers only ever see these objects or
+their ``to_dict()`` form. JSON envelope, version 1::
+
+    {"version": 1, "totals": {...}, "nodes": [{"id": ..., "name": ..., "children": [...]}, ...]}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from flow_xray.errors import TraceFileError
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(eq=True)
+class TraceNode:
+    """One call: a span with its inputs, output, error, timing and LLM metadata.
+
+    ``start_ms`` is the offset from the start of the trace. ``status`` is
+    ``"ok"`` or ``"error"``; ``incomplete`` marks a span that never ended or a
+    generator closed before exhaustion. ``meta`` holds ``model``,
+    ``prompt_tokens``, ``completion_tokens``, ``total_tokens``,
+    ``estimated_cost_usd`` (each only when known) plus ``trace.annotate`` keys.
+    """
+
+    id: str
+    name: str
+    kind: str = "chain"
+    inputs: dict[str, Any] = field(default_factory=dict)
+    output: Any = None
+    error: str | None = None
+    traceback: str | None = None
+    latency_ms: float | None = None
+    start_ms: float = 0.0
+    status: str = "ok"
+    incomplete: bool = False
+    trace_id: str = ""
+    span_id: str = ""
+    parent_id: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    attributes: dict[str, Any] = field(default_factory=dict)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    children: list[TraceNode] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[TraceNode]:
+        """Yield this node and its descendants in pre-order (iteratively)."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return this subtree as JSON-ready plain data."""
+        out: dict[str, Any] = {}
+        # Iterative on purpose: traces can be deeper than Python's recursion limit.
+        stack: list[tuple[TraceNode, dict[str, Any]]] = [(self, out)]
+        while stack:
+            node, target = stack.pop()
+            for f in fields(node):
+                if f.name != "children":
+                    target[f.name] = getattr(node, f.name)
+            target["children"] = kids = [{} for _ in node.children]
+            stack.extend(zip(node.children, kids))
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TraceNode:
+        """Build a subtree from ``to_dict()`` output; unknown keys go to ``attributes``."""
+        known = {f.name for f in fields(cls)} - {"children"}
+        root: TraceNode | None = None
+        stack: list[tuple[Mapping[str, Any], TraceNode | None]] = [(data, None)]
+        while stack:
+            item, parent = stack.pop()
+            if not isinstance(item, Mapping) or "name" not in item:
+                raise TraceFileError("a trace node must be an object with a 'name'")
+            kwargs = {k: v for k, v in item.items() if k in known}
+            kwargs.setdefault("id", f"n{id(item):x}")
+            node = cls(**kwargs)
+            if parent is None:
+                root = node
+            else:
+                parent.children.append(node)
+            stack.extend((child, node) for child in reversed(item.get("children") or ()))
+        assert root is not None  # the loop always runs once
+        return root
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Whole-trace figures for headers and summary lines. ``cost_usd`` is None when unknown."""
+
+    nodes: int
+    errors: int
+    wall_time_ms: float
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    cost_usd: float | None
+
+    def summary(self) -> str:
+        """One human line, e.g. ``12 nodes, 1 error, 1,234 tokens, $0.0042``."""
+        cost = "cost unknown" if self.cost_usd is None else f"${self.cost_usd:.4f}"
+        errors = "1 error" if self.errors == 1 else f"{self.errors} errors"
+        return (
+            f"{self.nodes} nodes, {errors}, {self.wall_time_ms:.1f} ms, "
+            f"{self.total_tokens:,} tokens, {cost}"
+        )
+
+
+@dataclass(eq=True)
+class TraceResult:
+    """The calls captured by ``trace.capture()`` / ``trace.run()``, as a forest of `TraceNode`.
+
+    Iterating yields every node in pre-order. For ``trace.run``, ``value`` is
+    what the function returned and ``exception`` what it raised (``ok`` tells
+    which); neither is part of the JSON form.
+
+    Example::
+
+        with trace.capture() as result:
+            agent("hello")
+        print(result.totals.total_tokens, result.find("agent").latency_ms)
+    """
+
+    roots: list[TraceNode] = field(default_factory=list)
+    value: Any = field(default=None, compare=False, repr=False)
+    exception: BaseException | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        """True when the traced function (``trace.run``) or block returned normally."""
+        return self.exception is None
+
+    def __iter__(self) -> Iterator[TraceNode]:
+        for root in self.roots:
+            yield from root
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def find(self, name: str) -> TraceNode | None:
+        """Return the first node (pre-order) called ``name``, or None."""
+        return next((node for node in self if node.name == name), None)
+
+    def find_all(self, name: str) -> list[TraceNode]:
+        """Return every node called ``name``, in pre-order."""
+        return [node for node in self if node.name == name]
+
+    @property
+    def totals(self) -> Totals:
+        """Node and error counts, wall time, token sums and total cost."""
+        nodes = errors = prompt = completion = total = 0
+        cost: float | None = None
+        for node in self:
+            nodes += 1
+            errors += node.status == "error"
+            meta = node.meta
+            # Only leaf-most usage counts: a parent that re-reports its children's
+            # tokens would double them, so sum only nodes that carry usage themselves.
+            prompt += _int(meta.get("prompt_tokens"))
+            completion += _int(meta.get("completion_tokens"))
+            total += _int(meta.get("total_tokens"))
+            node_cost = meta.get("estimated_cost_usd")
+            if isinstance(node_cost, (int, float)):
+                cost = (cost or 0.0) + float(node_cost)
+        ends = [r.start_ms + (r.latency_ms or 0.0) for r in self.roots]
+        wall = max(ends) - min(r.start_ms for r in self.roots) if self.roots else 0.0
+        return Totals(nodes, errors, wall, prompt, completion, total, cost)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON envelope (version 1) as plain data."""
+        totals = self.totals
+        return {
+            "version": SCHEMA_VERSION,
+            "totals": {f.name: getattr(totals, f.name) for f in fields(totals)},
+            "nodes": [root.to_dict() for root in self.roots],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TraceResult:
+        """Rebuild a result from ``to_dict()`` output.
+
+        Raises:
+            TraceFileError: ``data`` is not a version-1 flow-xray trace.
+        """
+        if not isinstance(data, Mapping) or not isinstance(data.get("nodes"), list):
+            raise TraceFileError("not a flow-xray trace: expected an object with a 'nodes' list")
+        version = data.get("version", SCHEMA_VERSION)
+        if version != SCHEMA_VERSION:
+            raise TraceFileError(f"unsupported flow-xray trace version {version!r}")
+        return cls(roots=[TraceNode.from_dict(node) for node in data["nodes"]])
+
+    def to_json(self, indent: int | None = None) -> str:
+        """Return the JSON envelope as text (``default=repr`` keeps odd values readable)."""
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, default=repr)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the JSON envelope to ``path``."""
+        _write_text(path, self.to_json())
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> TraceResult:
+        """Read a trace written by ``save`` / ``to_json``.
+
+        Raises:
+            TraceFileError: the file cannot be read or is not a flow-xray trace.
+        """
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise TraceFileError(f"cannot read trace {os.fspath(path)!r}: {exc}") from exc
+        return cls.from_dict(data)
+
+    def to_dot(self) -> str:
+        """Return the call graph as Graphviz DOT text."""
+        from flow_xray.render import trace_to_dot
+
+        return trace_to_dot(self.to_dict())
+
+    def to_html(self, path: str | os.PathLike[str] | None = None, title: str = "flow-xray trace") -> str:
+        """Return the self-contained offline viewer page; also write it to ``path`` if given."""
+        from flow_xray.render import trace_to_html
+
+        html = trace_to_html(self.to_dict(), title=title)
+        if path is not None:
+            _write_text(path, html)
+        return html
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write atomically: a reader never sees half a file, a failure leaves no file."""
+    target = os.fspath(path)
+    tmp = f"{target}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise

@@ -1,0 +1,134 @@
+"""Offline HTML viewers for `Value` graphs, drawn by ``flow_xray.render``.
+
+The render layer is imported inside the functions, so importing the autodiff
+package stays cheap and never pulls in more than the standard library.
+`value_viewer_html` hands the renderer the graph plus one frame per backward
+step: the page can then walk through the backward pass, highlighting the node
+whose gradient is being pushed and showing every gradient filled so far.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from flow_xray.autodiff.debugger import _steps
+from flow_xray.autodiff.export import format_number, node_lines, op_name
+from flow_xray.autodiff.value import Value, number_graph
+
+if TYPE_CHECKING:
+    from flow_xray.render import Graph, GraphNode, Step
+
+#: Graphs larger than this get no stepping frames: each frame repeats the labels
+#: of every node reached so far, so frames grow with the square of the size.
+MAX_STEP_NODES = 500
+
+
+def standalone_viewer_html(dot: str, title: str = "flow-xray graph") -> str:
+    """A self-contained HTML page showing DOT text as an interactive graph.
+
+    flow-xray's own DOT and plain ``a -> b`` digraphs are drawn; anything else is
+    shown as text.
+    """
+    from flow_xray import render
+
+    return render.dot_viewer_html(dot, title=title)
+
+
+def write_standalone_viewer_html(
+    path: str | os.PathLike[str], dot: str, title: str = "flow-xray graph"
+) -> None:
+    """Write `standalone_viewer_html` to ``path`` (UTF-8)."""
+    _write(path, standalone_viewer_html(dot, title=title))
+
+
+def value_viewer_html(
+    root: Value,
+    title: str = "flow-xray autodiff graph",
+    seed: float = 1.0,
+    *,
+    max_step_nodes: int = MAX_STEP_NODES,
+) -> str:
+    """A self-contained HTML page of ``root``'s graph with a backward-pass stepper.
+
+    Runs a clean backward pass (see `backward_from`): the graph shows the final
+    gradients; each frame shows the gradients after one more node's step.
+
+    Args:
+        root: the output node.
+        title: the page title.
+        seed: the gradient of the output.
+        max_step_nodes: above this many nodes no frames are made (the page
+            still shows the graph with its final gradients).
+    """
+    from flow_xray import render
+
+    graph, steps = value_graph_frames(root, seed, max_step_nodes=max_step_nodes)
+    return render.graph_to_html(graph, title=title, steps=steps)
+
+
+def write_value_viewer_html(
+    path: str | os.PathLike[str],
+    root: Value,
+    title: str = "flow-xray autodiff graph",
+    seed: float = 1.0,
+) -> None:
+    """Write `value_viewer_html` to ``path`` (UTF-8)."""
+    _write(path, value_viewer_html(root, title=title, seed=seed))
+
+
+def value_graph_frames(
+    root: Value, seed: float = 1.0, *, max_step_nodes: int = MAX_STEP_NODES
+) -> tuple[Graph, list[Step]]:
+    """The render graph of ``root`` after a backward pass, and its stepping frames."""
+    from flow_xray.render import Graph, GraphEdge, Step
+
+    order = number_graph(root)
+    make_frames = len(order) <= max_step_nodes
+    steps: list[Step] = []
+    reached: dict[str, Value] = {}  # insertion-ordered: frames list nodes in a fixed order
+    for k, node in enumerate(_steps(order, float(seed))):
+        if not make_frames:
+            continue
+        reached.setdefault(node.node_id, node)
+        for operand in node._prev:
+            reached.setdefault(operand.node_id, operand)
+        labels = {nid: _label(v, show_grad=True) for nid, v in reached.items()}
+        caption = (
+            f"step {k + 1}/{len(order)}: {node.display_name} ({op_name(node)}, "
+            f"grad {format_number(node.grad)}) pushes its gradient to "
+            f"{len(node._prev)} operand(s)"
+        )
+        steps.append(Step(active=node.node_id, caption=caption, labels=labels))
+    edges = [
+        GraphEdge(source=operand.node_id, target=node.node_id, label=node._op)
+        for node in order
+        for operand in node._prev
+    ]
+    nodes = [_graph_node(node) for node in order]
+    return Graph(nodes=tuple(nodes), edges=tuple(edges), rankdir="BT"), steps
+
+
+def _label(node: Value, show_grad: bool) -> str:
+    """A node's box text, one row per line."""
+    return "\n".join(node_lines(node, show_grad))
+
+
+def _graph_node(node: Value) -> GraphNode:
+    """The render node of a Value, with its numbers in the detail panel."""
+    from flow_xray.render import GraphNode
+
+    detail = {
+        "name": node.display_name,
+        "op": op_name(node),
+        "data": node.data,
+        "grad": node.grad,
+        "operands": [operand.display_name for operand in node._prev],
+    }
+    return GraphNode(id=node.node_id, label=_label(node, True), detail=detail)
+
+
+def _write(path: str | os.PathLike[str], html: str) -> None:
+    """Write a page as UTF-8."""
+    with open(path, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(html)

@@ -1,0 +1,135 @@
+"""``trace.capture()`` and ``trace.run()``: collect the spans of a block into a `TraceResult`.
+
+Provider rules: a global SDK provider the user set is never replaced — the
+collecting processor is added to it. With no SDK provider global, flow-xray
+uses a private provider (never made global) as the ``@trace`` fallback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import inspect
+import threading
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, ParamSpec, TypeVar
+
+from opentelemetry import trace as trace_api
+from opentelemetry.sdk.trace import TracerProvider
+
+from flow_xray import decorator
+from flow_xray.model import TraceResult
+from flow_xray.processor import Collector, attach, get_processor
+from flow_xray.tree import build_result
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_private: TracerProvider | None = None
+_private_lock = threading.Lock()
+
+
+def ensure_collecting() -> None:
+    """Make sure spans started now reach the collecting processor."""
+    global _private
+    if attach(trace_api.get_tracer_provider()):
+        return
+    with _private_lock:
+        if _private is None:
+            _private = TracerProvider()
+            attach(_private)
+            decorator.set_fallback_provider(_private)
+
+
+class Capture:
+    """Context manager collecting every span started inside it (see ``trace.capture``)."""
+
+    def __init__(self, all_threads: bool = False) -> None:
+        self.all_threads = all_threads
+        self.result = TraceResult()
+        self._collector: Collector | None = None
+        self._token: Any = None
+
+    def __enter__(self) -> TraceResult:
+        ensure_collecting()
+        self._collector, self._token = get_processor().open_capture(self.all_threads)
+        return self.result
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._collector is None:
+            return
+        records = get_processor().close_capture(self._collector, self._token)
+        self._collector = None
+        self.result.roots = build_result(records).roots
+        if exc is not None:
+            self.result.exception = exc
+
+
+def capture(all_threads: bool = False) -> Capture:
+    """Collect the spans started in this context into a `TraceResult`, filled on exit.
+
+    Spans of other instrumentations are collected too when they go through an
+    SDK provider. Captures are isolated: two threads or asyncio tasks each get
+    only their own calls. Work handed to a thread pool is included when the
+    callable is wrapped with `propagate`. With ``all_threads=True`` every span
+    started anywhere in the process while the block runs is collected. Spans
+    still open at exit are included, marked incomplete. The result is filled
+    even when the block raises (``result.exception`` holds the exception).
+
+    Example::
+
+        with trace.capture() as result:
+            agent("What is 2 + 2?")
+        print(result.totals.summary())
+    """
+    return Capture(all_threads)
+
+
+def run(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> TraceResult:
+    """Call ``fn(*args, **kwargs)`` under a capture and return the `TraceResult`.
+
+    ``fn``'s exception is not raised: ``result.ok`` is False and
+    ``result.exception`` holds it (``KeyboardInterrupt`` and ``SystemExit``
+    still propagate). ``result.value`` is the return value; a coroutine
+    function is run to completion with ``asyncio.run``.
+
+    Example::
+
+        result = trace.run(agent, "hello")
+        assert result.ok, result.exception
+    """
+    with Capture() as result:
+        try:
+            if inspect.iscoroutinefunction(fn):
+                result.value = asyncio.run(fn(*args, **kwargs))
+            else:
+                result.value = fn(*args, **kwargs)
+        except Exception as exc:
+            result.exception = exc
+    return result
+
+
+def propagate(fn: Callable[P, R]) -> Callable[P, R]:
+    """Wrap ``fn`` to run in the caller's context, wherever it is called.
+
+    Use it when handing work to a thread pool, so spans started there get the
+    right parent and land in the right capture::
+
+        with ThreadPoolExecutor() as pool:
+            pool.map(propagate(fetch), urls)
+    """
+    context = contextvars.copy_context()
+
+    @functools.wraps(fn)
+    def in_context(*args: P.args, **kwargs: P.kwargs) -> R:
+        # One Context cannot be entered by two threads at once: run in a copy.
+        return context.copy().run(fn, *args, **kwargs)
+
+    return in_context

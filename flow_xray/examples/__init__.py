@@ -1,0 +1,1 @@
+"""Runnable examples of flow-xray; ``demo_agent`` powers ``flow-xray demo``."""

@@ -1,0 +1,382 @@
+"""OTLP export plumbing: targets from arguments and environment, exporters, loss accounting.
+
+`resolve_target` turns ``endpoint`` / ``protocol`` / ``headers`` (or the
+standard ``OTEL_EXPORTER_OTLP_*`` variables) into a validated `OtlpTarget`.
+`ExportPipeline` wraps one exporter in a batch processor that counts every span
+it was handed and every span the destination accepted, so the difference — spans
+lost to a backend that is down or slow, or to a full queue — can be reported
+once at shutdown instead of a log line per failed retry.
+
+Every export is bounded in time: exporters are built with ``timeout=`` (which in
+opentelemetry-exporter-otlp 1.45 caps the whole retry/backoff loop, not just one
+attempt), and `run_bounded` abandons a flush that overruns its budget.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+from flow_xray.errors import ConfigurationError
+
+logger = logging.getLogger("flow_xray")
+_debug_log = logging.getLogger("flow_xray.otlp")
+
+GRPC: Final = "grpc"
+HTTP_PROTOBUF: Final = "http/protobuf"
+PROTOCOLS: Final = (GRPC, HTTP_PROTOBUF)
+TRACES_PATH: Final = "/v1/traces"
+HTTP_DEFAULT_PORT: Final = 4318
+
+# The SDK exporters log every transient failure and retry; while flow-xray's own
+# exporters run, those records are kept at DEBUG and summed up in one warning.
+_SDK_EXPORTER_LOGGERS: Final = (
+    "opentelemetry.exporter.otlp.proto.grpc.exporter",
+    "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+    "opentelemetry.exporter.otlp.common.http",
+)
+
+
+_GENERIC_ERRORS: Final = ("max retries or shutdown", "Shutdown in progress")
+
+
+@dataclass(frozen=True)
+class OtlpTarget:
+    """Where and how to send spans: a protocol, a normalised URL and request headers.
+
+    For gRPC the endpoint is ``scheme://host:port``; for HTTP it is the full
+    URL of the traces resource (``.../v1/traces``).
+    """
+
+    protocol: str
+    endpoint: str
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+def _env(*names: str) -> tuple[str, str] | None:
+    """Return (name, value) of the first variable in ``names`` that is set and non-empty."""
+    for name in names:
+        value = os.environ.get(name, "").strip()
+        if value:
+            return name, value
+    return None
+
+
+def parse_headers(text: str, source: str) -> dict[str, str]:
+    """Parse ``k1=v1,k2=v2`` (values percent-decoded, as in ``OTEL_EXPORTER_OTLP_HEADERS``).
+
+    Raises:
+        ConfigurationError: an item is not ``K=V`` or has an empty key.
+    """
+    headers: dict[str, str] = {}
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        key = unquote(key).strip()
+        if not sep or not key or any(ch.isspace() for ch in key):
+            raise ConfigurationError(f"{source}: header {item.strip()!r} is not of the form K=V")
+        headers[key.lower()] = unquote(value).strip()
+    return headers
+
+
+def _headers_from(value: Mapping[str, str] | str | None) -> dict[str, str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return parse_headers(value, "headers")
+    result: dict[str, str] = {}
+    for key, item in value.items():
+        if not isinstance(key, str) or not key.strip() or not isinstance(item, str):
+            raise ConfigurationError(f"headers: {key!r}={item!r} is not a string K=V pair")
+        result[key.strip().lower()] = item
+    return result
+
+
+def resolve_protocol(protocol: str | None) -> str | None:
+    """Validate an explicit protocol, else read the OTEL protocol variables; None means infer."""
+    source = "protocol"
+    if protocol is None:
+        found = _env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
+        if found is None:
+            return None
+        source, protocol = found
+    normalised = protocol.strip().lower()
+    if normalised not in PROTOCOLS:
+        raise ConfigurationError(
+            f"{source}: unsupported OTLP protocol {protocol!r} (use 'grpc' or 'http/protobuf')"
+        )
+    return normalised
+
+
+def resolve_target(
+    endpoint: str | None,
+    protocol: str | None,
+    headers: Mapping[str, str] | str | None,
+    *,
+    use_env_endpoint: bool = True,
+) -> OtlpTarget | None:
+    """Build the OTLP target from arguments, falling back to ``OTEL_EXPORTER_OTLP_*``.
+
+    Returns None when no endpoint is given and none is in the environment (or
+    ``use_env_endpoint`` is False). Protocol: explicit, else the protocol
+    variables, else inferred — port 4318 or a ``/v1/traces`` path means
+    HTTP/protobuf, anything else gRPC. An HTTP base URL gets ``/v1/traces``
+    appended, except a URL from ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``, which
+    the OTLP specification says to use as-is.
+
+    Raises:
+        ConfigurationError: bad protocol, malformed endpoint or header.
+    """
+    source, signal_specific = "endpoint", False
+    if endpoint is None:
+        found = _env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+        if found is None or not use_env_endpoint:
+            return None
+        source, endpoint = found
+        signal_specific = source == "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+    text = endpoint.strip()
+    if "://" not in text:
+        text = f"http://{text}"  # a bare host:port, as gRPC users often write it
+    parts = urlsplit(text)
+    try:
+        port = parts.port
+    except ValueError as exc:
+        raise ConfigurationError(f"{source}: bad port in OTLP endpoint {endpoint!r}") from exc
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigurationError(
+            f"{source}: OTLP endpoint {endpoint!r} is not an http(s)://host[:port] URL"
+        )
+    path = parts.path.rstrip("/")
+    chosen = resolve_protocol(protocol)
+    if chosen is None:
+        inferred_http = port == HTTP_DEFAULT_PORT or path.endswith(TRACES_PATH)
+        chosen = HTTP_PROTOBUF if inferred_http else GRPC
+    if chosen == GRPC:
+        if path:
+            raise ConfigurationError(
+                f"{source}: a gRPC OTLP endpoint has no path, got {endpoint!r} "
+                "(for OTLP/HTTP pass protocol='http/protobuf')"
+            )
+        url = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+    else:
+        if not signal_specific and not path.endswith(TRACES_PATH):
+            path += TRACES_PATH
+        url = urlunsplit((parts.scheme, parts.netloc, path or "/", parts.query, ""))
+    resolved = _headers_from(headers)
+    if resolved is None:
+        found = _env("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS")
+        resolved = parse_headers(found[1], found[0]) if found else {}
+    return OtlpTarget(chosen, url, tuple(sorted(resolved.items())))
+
+
+def build_exporter(target: OtlpTarget, timeout_s: float) -> SpanExporter:
+    """Construct the SDK OTLP span exporter for ``target``, every export capped at ``timeout_s``."""
+    headers = dict(target.headers)
+    if target.protocol == GRPC:
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
+            OTLPSpanExporter as GrpcExporter,
+        )
+
+        return GrpcExporter(endpoint=target.endpoint, headers=headers, timeout=timeout_s)
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
+        OTLPSpanExporter as HttpExporter,
+    )
+
+    return HttpExporter(endpoint=target.endpoint, headers=headers, timeout=timeout_s)
+
+
+class _ExportScope(threading.local):
+    """Which flow-xray exporter, if any, is exporting on this thread."""
+
+    exporter: LossCountingExporter | None = None
+
+
+_scope = _ExportScope()
+
+
+class _QuietWhileExporting(logging.Filter):
+    """Keep SDK exporter log records raised inside a flow-xray export at DEBUG."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exporter = _scope.exporter
+        if exporter is None:
+            return True
+        message = record.getMessage()
+        _debug_log.debug("%s", message)
+        # The SDK's final line can be generic ("max retries or shutdown"); the
+        # retry lines before it carry the cause, so keep the most specific one.
+        if exporter.last_error is None or not any(g in message for g in _GENERIC_ERRORS):
+            exporter.last_error = message
+        return False
+
+
+_quiet_installed = False
+_quiet_lock = threading.Lock()
+
+
+def _install_quiet_filter() -> None:
+    global _quiet_installed
+    with _quiet_lock:
+        if _quiet_installed:
+            return
+        quiet = _QuietWhileExporting()
+        for name in _SDK_EXPORTER_LOGGERS:
+            logging.getLogger(name).addFilter(quiet)
+        _quiet_installed = True
+
+
+class LossCountingExporter(SpanExporter):
+    """Wrap an exporter: count the spans it accepted, never raise, drop everything once closed."""
+
+    def __init__(self, inner: SpanExporter) -> None:
+        self._inner = inner
+        self._lock = threading.Lock()
+        self._closed = False
+        self.exported = 0
+        self.last_error: str | None = None
+        _install_quiet_filter()
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        """Forward to the wrapped exporter unless closed; failures become a count, not a raise."""
+        if self._closed:
+            return SpanExportResult.FAILURE
+        self.last_error = None
+        _scope.exporter = self
+        try:
+            result = self._inner.export(spans)
+        except Exception as exc:  # an exporter bug must not kill the batch worker
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            _debug_log.debug("export raised", exc_info=True)
+            return SpanExportResult.FAILURE
+        finally:
+            _scope.exporter = None
+        if result is SpanExportResult.SUCCESS:
+            with self._lock:
+                self.exported += len(spans)
+        return result
+
+    def close(self) -> None:
+        """Refuse further batches and shut the wrapped exporter down (aborting its backoff)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        try:
+            self._inner.shutdown()
+        except Exception:  # shutting down must never raise at exit
+            _debug_log.debug("exporter shutdown raised", exc_info=True)
+
+    def shutdown(self) -> None:
+        """SDK hook; same as `close`."""
+        self.close()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Nothing is buffered here; the batch processor owns the queue."""
+        return True
+
+
+class CountingBatchSpanProcessor(BatchSpanProcessor):
+    """A BatchSpanProcessor (bounded queue) that counts the sampled spans handed to it."""
+
+    def __init__(self, exporter: SpanExporter, max_queue_size: int | None = None) -> None:
+        super().__init__(exporter, max_queue_size=max_queue_size)
+        self._count_lock = threading.Lock()
+        self.submitted = 0
+
+    def on_end(self, span: ReadableSpan) -> None:
+        """Count, then enqueue (a full queue drops the span; the count makes that visible)."""
+        if span.context is not None and span.context.trace_flags.sampled:
+            with self._count_lock:
+                self.submitted += 1
+        super().on_end(span)
+
+
+def run_bounded(actions: Sequence[Callable[[], object]], timeout_s: float) -> bool:
+    """Run each action on its own daemon thread, waiting at most ``timeout_s`` for all of them.
+
+    Returns True when every action finished in time. An action that overruns
+    is abandoned (its daemon thread cannot keep the process alive).
+    """
+    deadline = time.monotonic() + max(timeout_s, 0.0)
+    events: list[threading.Event] = []
+    for action in actions:
+        done = threading.Event()
+        events.append(done)
+
+        def target(action: Callable[[], object] = action, done: threading.Event = done) -> None:
+            try:
+                action()
+            except Exception:  # flushing is best effort; a failure shows up as lost spans
+                _debug_log.debug("flush step raised", exc_info=True)
+            finally:
+                done.set()
+
+        try:
+            threading.Thread(target=target, name="flow-xray-flush", daemon=True).start()
+        except RuntimeError:  # no new threads during interpreter finalisation
+            target()
+    return all(done.wait(max(deadline - time.monotonic(), 0.0)) for done in events)
+
+
+class ExportPipeline:
+    """One destination: a loss-counting exporter behind a counting batch processor."""
+
+    def __init__(
+        self, key: tuple[str, str], exporter: SpanExporter, max_queue_size: int | None = None
+    ) -> None:
+        self.key = key
+        self.exporter = LossCountingExporter(exporter)
+        self.processor = CountingBatchSpanProcessor(self.exporter, max_queue_size)
+
+    @property
+    def lost(self) -> int:
+        """Spans handed to this pipeline that the destination has not accepted."""
+        return max(self.processor.submitted - self.exporter.exported, 0)
+
+    def close(self) -> int:
+        """Stop exporting and warn once if any span was lost; return the number lost.
+
+        Call after the processor was flushed and shut down (see `close_all`).
+        """
+        lost = self.lost
+        if lost:
+            protocol, where = self.key
+            reason = f": {self.exporter.last_error}" if self.exporter.last_error else ""
+            logger.warning(
+                "flow-xray: %d span%s not exported to %s (%s)%s",
+                lost,
+                " was" if lost == 1 else "s were",
+                where,
+                protocol,
+                reason,
+            )
+        return lost
+
+
+def flush_all(pipelines: Sequence[ExportPipeline], timeout_s: float) -> bool:
+    """Flush every pipeline in parallel within ``timeout_s``; True if all finished."""
+    return run_bounded([p.processor.force_flush for p in pipelines], timeout_s)
+
+
+def close_all(pipelines: Sequence[ExportPipeline], flush_s: float, close_s: float) -> int:
+    """Flush (``flush_s``), then stop exporters and processors (``close_s``); warn about losses.
+
+    Exporters are closed before their processors shut down, so a batch still
+    queued after the flush budget is dropped (and counted) instead of waiting
+    for another round of retries. Returns the total number of spans lost.
+    """
+    flush_all(pipelines, flush_s)
+    for pipeline in pipelines:
+        pipeline.exporter.close()
+    run_bounded([p.processor.shutdown for p in pipelines], close_s)
+    return sum(pipeline.close() for pipeline in pipelines)

@@ -1,0 +1,285 @@
+"""OTLP/JSON lines: write spans the way the Collector's ``file`` exporter does, and read them back.
+
+Each line is one ``{"resourceSpans": [...]}`` object in the OTLP/JSON encoding:
+camelCase keys, trace and span ids as lowercase hex, 64-bit integers
+(``startTimeUnixNano``, ``intValue``) as strings, ``status.code`` and ``kind``
+as integers. The reader is lenient where producers differ (snake_case keys,
+base64 ids, integer nanos) and strict where the data would be wrong.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+# protobuf ships no type stubs (types-protobuf is a separate package we do not require).
+from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+from flow_xray.errors import TraceFileError
+from flow_xray.spans import EventRecord, SpanRecord
+
+_STATUS_NAMES = {0: "UNSET", 1: "OK", 2: "ERROR"}
+_STATUS_ALIASES = {
+    "STATUS_CODE_UNSET": "UNSET",
+    "STATUS_CODE_OK": "OK",
+    "STATUS_CODE_ERROR": "ERROR",
+    "UNSET": "UNSET",
+    "OK": "OK",
+    "ERROR": "ERROR",
+}
+_ID_KEYS = ("traceId", "spanId", "parentSpanId")
+
+
+def _hex_id(value: str) -> str:
+    """Protobuf JSON writes ``bytes`` as base64; OTLP/JSON wants lowercase hex."""
+    return base64.b64decode(value).hex() if value else ""
+
+
+def spans_to_otlp_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
+    """Encode SDK spans as one OTLP/JSON ``{"resourceSpans": [...]}`` object."""
+    document: dict[str, Any] = MessageToDict(encode_spans(spans), use_integers_for_enums=True)
+    for resource_spans in document.get("resourceSpans", ()):
+        for scope_spans in resource_spans.get("scopeSpans", ()):
+            for span in scope_spans.get("spans", ()):
+                for key in _ID_KEYS:
+                    if key in span:
+                        span[key] = _hex_id(span[key])
+                for link in span.get("links", ()):
+                    for key in ("traceId", "spanId"):
+                        if key in link:
+                            link[key] = _hex_id(link[key])
+    return document
+
+
+class OtlpJsonFileExporter(SpanExporter):
+    """A SpanExporter appending one OTLP/JSON line per exported batch to ``path``.
+
+    The file is truncated when the exporter is created unless ``append=True``.
+    Each line is flushed as it is written, so a crash loses at most the batch
+    being encoded. Safe to call from several threads.
+
+    Example::
+
+        provider.add_span_processor(BatchSpanProcessor(OtlpJsonFileExporter("spans.jsonl")))
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, append: bool = False) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._file: IO[str] | None = self.path.open("a" if append else "w", encoding="utf-8")
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        """Write ``spans`` as one line; FAILURE once shut down."""
+        if not spans:
+            return SpanExportResult.SUCCESS
+        line = json.dumps(spans_to_otlp_json(spans), separators=(",", ":"), allow_nan=True)
+        with self._lock:
+            if self._file is None:
+                return SpanExportResult.FAILURE
+            self._file.write(line + "\n")
+            self._file.flush()
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        """Close the file; later exports fail."""
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Lines are flushed as they are written."""
+        return True
+
+
+# --- reading -----------------------------------------------------------------
+
+
+class _BadLine(ValueError):
+    """Raised inside the reader; becomes a TraceFileError naming the line."""
+
+
+def _get(obj: Mapping[str, Any], camel: str, snake: str, default: Any = None) -> Any:
+    if camel in obj:
+        return obj[camel]
+    return obj.get(snake, default)
+
+
+def _read_id(value: Any, size: int, what: str, *, optional: bool = False) -> str | None:
+    """Accept a lowercase/uppercase hex id or a base64 one; all-zero or empty means absent."""
+    if value in (None, "") and optional:
+        return None
+    if not isinstance(value, str):
+        raise _BadLine(f"{what} must be a string, got {value!r}")
+    if len(value) == size * 2:
+        try:
+            raw = bytes.fromhex(value)
+        except ValueError:
+            raw = b""
+    else:
+        raw = b""
+    if not raw:
+        try:
+            raw = base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raw = b""
+    if len(raw) != size:
+        raise _BadLine(f"{what} {value!r} is not a {size}-byte hex or base64 id")
+    if optional and not any(raw):
+        return None
+    return raw.hex()
+
+
+def _read_int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise _BadLine(f"{what} must be an integer or a decimal string, got {value!r}")
+    try:
+        return int(value)
+    except ValueError as exc:
+        raise _BadLine(f"{what} {value!r} is not an integer") from exc
+
+
+def _read_double(value: Any) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)  # protobuf JSON spells non-finite doubles "NaN", "Infinity"
+        except ValueError:
+            pass
+    raise _BadLine(f"doubleValue {value!r} is not a number")
+
+
+def _read_any(value: Any) -> Any:
+    """Decode an OTLP AnyValue: kvlistValue becomes a dict, arrayValue a tuple."""
+    if not isinstance(value, Mapping):
+        raise _BadLine(f"attribute value {value!r} is not an AnyValue object")
+    for camel, snake in (("stringValue", "string_value"), ("bytesValue", "bytes_value")):
+        if camel in value or snake in value:
+            return str(_get(value, camel, snake))
+    if "boolValue" in value or "bool_value" in value:
+        flag = _get(value, "boolValue", "bool_value")
+        if not isinstance(flag, bool):
+            raise _BadLine(f"boolValue {flag!r} is not a boolean")
+        return flag
+    if "intValue" in value or "int_value" in value:
+        return _read_int(_get(value, "intValue", "int_value"), "intValue")
+    if "doubleValue" in value or "double_value" in value:
+        return _read_double(_get(value, "doubleValue", "double_value"))
+    if "arrayValue" in value or "array_value" in value:
+        items = _get(value, "arrayValue", "array_value") or {}
+        return tuple(_read_any(item) for item in items.get("values", ()))
+    if "kvlistValue" in value or "kvlist_value" in value:
+        return _read_attributes(_get(value, "kvlistValue", "kvlist_value") or {}, "values")
+    return None  # an empty AnyValue is OTLP's null
+
+
+def _read_attributes(owner: Mapping[str, Any], key: str = "attributes") -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for item in owner.get(key) or ():
+        if not isinstance(item, Mapping) or not isinstance(item.get("key"), str):
+            raise _BadLine(f"attribute {item!r} has no string 'key'")
+        result[item["key"]] = _read_any(item.get("value", {}))
+    return result
+
+
+def _read_status(span: Mapping[str, Any]) -> tuple[str, str | None]:
+    status = span.get("status") or {}
+    code = status.get("code", 0)
+    if isinstance(code, str) and code in _STATUS_ALIASES:
+        name = _STATUS_ALIASES[code]
+    elif isinstance(code, int) and code in _STATUS_NAMES:
+        name = _STATUS_NAMES[code]
+    else:
+        raise _BadLine(f"status code {code!r} is not 0, 1, 2 or a STATUS_CODE_* name")
+    return name, status.get("message") or None
+
+
+def _read_span(span: Any) -> SpanRecord:
+    if not isinstance(span, Mapping):
+        raise _BadLine("a span is not an object")
+    name = span.get("name")
+    if not isinstance(name, str):
+        raise _BadLine("a span has no string 'name'")
+    end = _get(span, "endTimeUnixNano", "end_time_unix_nano")
+    end_ns = _read_int(end, "endTimeUnixNano") if end not in (None, "", 0, "0") else None
+    status, message = _read_status(span)
+    events = tuple(
+        EventRecord(
+            name=str(event.get("name", "")),
+            time_ns=_read_int(_get(event, "timeUnixNano", "time_unix_nano", 0), "timeUnixNano"),
+            attributes=_read_attributes(event),
+        )
+        for event in span.get("events") or ()
+    )
+    return SpanRecord(
+        trace_id=str(_read_id(_get(span, "traceId", "trace_id"), 16, "traceId")),
+        span_id=str(_read_id(_get(span, "spanId", "span_id"), 8, "spanId")),
+        parent_id=_read_id(
+            _get(span, "parentSpanId", "parent_span_id"), 8, "parentSpanId", optional=True
+        ),
+        name=name,
+        start_ns=_read_int(_get(span, "startTimeUnixNano", "start_time_unix_nano", 0), "start"),
+        end_ns=end_ns,
+        status=status,
+        status_message=message,
+        attributes=_read_attributes(span),
+        events=events,
+    )
+
+
+def _iter_spans(document: Any) -> Iterator[SpanRecord]:
+    if not isinstance(document, Mapping):
+        raise _BadLine("not a JSON object")
+    resource_spans = _get(document, "resourceSpans", "resource_spans")
+    if not isinstance(resource_spans, list):
+        raise _BadLine("no 'resourceSpans' list")
+    for resource in resource_spans:
+        scopes = _get(resource, "scopeSpans", "scope_spans")
+        if scopes is None:  # the pre-1.0 name some old exporters still write
+            scopes = _get(resource, "instrumentationLibrarySpans", "instrumentation_library_spans")
+        for scope in scopes or ():
+            for span in scope.get("spans") or ():
+                yield _read_span(span)
+
+
+def read_otlp_json(source: str | os.PathLike[str] | Iterable[str]) -> list[SpanRecord]:
+    """Read OTLP/JSON lines (a path, or an iterable of lines) into `SpanRecord`s.
+
+    Blank lines are skipped; spans keep file order. Accepts camelCase or
+    snake_case keys, hex or base64 ids, string or integer nanoseconds, and every
+    AnyValue kind (``kvlistValue`` → dict, ``arrayValue`` → tuple).
+
+    Raises:
+        TraceFileError: the file cannot be read, or a line is not valid OTLP/JSON
+            (the message names the line number).
+    """
+    label = "OTLP JSON"
+    if isinstance(source, (str, os.PathLike)):
+        label = os.fspath(source)
+        try:
+            lines: Iterable[str] = Path(source).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TraceFileError(f"{label}: cannot read: {exc}") from exc
+    else:
+        lines = source
+    records: list[SpanRecord] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.extend(_iter_spans(json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise TraceFileError(f"{label}: line {number}: not JSON ({exc.msg})") from exc
+        except (_BadLine, AttributeError, TypeError) as exc:
+            raise TraceFileError(f"{label}: line {number}: not OTLP JSON: {exc}") from exc
+    return records

@@ -1,0 +1,187 @@
+"""The span processor that collects spans into open captures.
+
+It follows the SDK's SpanProcessor contract: hooks never block on I/O and
+never raise, shared state sits behind one lock, and readers get immutable
+snapshots. It only *collects*: each finished span becomes a plain
+`SpanRecord`; building the tree is `flow_xray.tree`'s job.
+
+A span belongs to every capture active in the context that started it
+(``trace.capture()``), plus every process-wide capture
+(``trace.capture(all_threads=True)``). Spans of other instrumentations are
+collected the same way as ours.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import threading
+import weakref
+from dataclasses import replace
+from typing import Any
+
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
+
+from flow_xray import attributes as attr
+from flow_xray.spans import EventRecord, SpanRecord
+
+logger = logging.getLogger("flow_xray")
+
+
+class Collector:
+    """The spans of one capture: finished records and still-open spans."""
+
+    __slots__ = ("__weakref__", "finished", "open")
+
+    def __init__(self) -> None:
+        self.finished: list[SpanRecord] = []
+        self.open: dict[int, ReadableSpan] = {}
+
+
+_ACTIVE: contextvars.ContextVar[tuple[Collector, ...]] = contextvars.ContextVar(
+    "flow_xray_captures", default=()
+)
+
+
+def to_record(span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
+    """Convert an SDK span to plain data (``ended=False`` for a snapshot of an open span)."""
+    ctx = span.context
+    parent = span.parent
+    status = span.status
+    return SpanRecord(
+        trace_id=format(ctx.trace_id, "032x") if ctx else "",
+        span_id=format(ctx.span_id, "016x") if ctx else "",
+        parent_id=format(parent.span_id, "016x") if parent else None,
+        name=span.name,
+        start_ns=span.start_time or 0,
+        end_ns=span.end_time if ended else None,
+        status=status.status_code.name,
+        status_message=status.description,
+        attributes=dict(span.attributes or {}),
+        events=tuple(
+            EventRecord(event.name, event.timestamp, dict(event.attributes or {}))
+            for event in span.events
+        ),
+    )
+
+
+class FlowXrayProcessor(SpanProcessor):
+    """Collects spans, ours and other instrumentations', into the captures open when they start.
+
+    Example::
+
+        provider = TracerProvider()
+        provider.add_span_processor(FlowXrayProcessor())
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process_wide: tuple[Collector, ...] = ()
+        self._members: dict[int, tuple[Collector, ...]] = {}
+
+    # --- SpanProcessor hooks ------------------------------------------------
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        collectors = _ACTIVE.get() + self._process_wide
+        if not collectors:
+            return
+        try:
+            span_id = span.context.span_id
+            with self._lock:
+                self._members[span_id] = collectors
+                for collector in collectors:
+                    collector.open[span_id] = span
+        except Exception:
+            logger.debug("flow-xray processor: on_start failed", exc_info=True)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if not self._members:
+            return
+        try:
+            span_id = span.context.span_id if span.context else 0
+            with self._lock:
+                collectors = self._members.pop(span_id, None)
+            if collectors is None:
+                return
+            record = to_record(span)
+            with self._lock:
+                for collector in collectors:
+                    if collector.open.pop(span_id, None) is not None:
+                        collector.finished.append(record)
+        except Exception:
+            logger.debug("flow-xray processor: on_end failed", exc_info=True)
+
+    def shutdown(self) -> None:
+        """Nothing to release: collected spans belong to their captures."""
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Nothing is buffered for export, so a flush always succeeds at once."""
+        return True
+
+    # --- captures -----------------------------------------------------------
+
+    def open_capture(self, all_threads: bool = False) -> tuple[Collector, Any]:
+        """Start collecting. Returns the collector and a token for `close_capture`."""
+        collector = Collector()
+        if all_threads:
+            with self._lock:
+                self._process_wide = (*self._process_wide, collector)
+            return collector, None
+        return collector, _ACTIVE.set((*_ACTIVE.get(), collector))
+
+    def close_capture(self, collector: Collector, token: Any) -> tuple[SpanRecord, ...]:
+        """Stop collecting; return every finished span plus open ones marked incomplete."""
+        if token is not None:
+            try:
+                _ACTIVE.reset(token)
+            except ValueError:
+                # Closed from another context (e.g. a different task); drop it by identity.
+                _ACTIVE.set(tuple(c for c in _ACTIVE.get() if c is not collector))
+        with self._lock:
+            self._process_wide = tuple(c for c in self._process_wide if c is not collector)
+            still_open = list(collector.open.values())
+            for span_id in collector.open:
+                members = self._members.get(span_id)
+                if members is not None:
+                    rest = tuple(c for c in members if c is not collector)
+                    if rest:
+                        self._members[span_id] = rest
+                    else:
+                        del self._members[span_id]
+            collector.open = {}
+            finished = tuple(collector.finished)
+        unfinished = []
+        for span in still_open:
+            try:
+                record = to_record(span, ended=False)
+                attributes = {**record.attributes, attr.INCOMPLETE: True}
+                unfinished.append(replace(record, attributes=attributes))
+            except Exception:
+                logger.debug("flow-xray processor: snapshot of an open span failed", exc_info=True)
+        return finished + tuple(unfinished)
+
+
+_PROCESSOR = FlowXrayProcessor()
+_attached: weakref.WeakSet[Any] = weakref.WeakSet()
+_attach_lock = threading.Lock()
+
+
+def get_processor() -> FlowXrayProcessor:
+    """Return the process-wide processor that ``trace.capture()`` reads from."""
+    return _PROCESSOR
+
+
+def attach(provider: object) -> bool:
+    """Add the process-wide processor to an SDK ``TracerProvider`` once.
+
+    Returns False (and changes nothing) when ``provider`` is not an SDK
+    provider, e.g. the API's proxy or no-op provider.
+    """
+    if not isinstance(provider, TracerProvider):
+        return False
+    with _attach_lock:
+        if provider not in _attached:
+            provider.add_span_processor(_PROCESSOR)
+            _attached.add(provider)
+    return True

@@ -1,0 +1,221 @@
+"""`configure()`: the OpenTelemetry provider and OTLP export set-up, plus `flush` and `shutdown`.
+
+Provider rules: flow-xray never replaces a global TracerProvider. ``configure``
+installs its own SDK provider as the global one only when none is set; when
+another SDK provider is already global (``opentelemetry-instrument``, the
+application's own set-up) it adds flow-xray's collecting processor and the
+exporters explicitly asked for to *that* provider and returns it.
+
+Export is batched (a `BatchSpanProcessor` with a bounded queue, so a slow or
+absent backend costs memory up to the queue size and no latency on the traced
+calls). At exit the queue is flushed within ``export_timeout_s`` plus one second;
+spans that did not make it are reported in one warning on the ``flow_xray``
+logger, naming the count and the destination.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+import weakref
+from collections.abc import Mapping
+from pathlib import Path
+
+from opentelemetry import trace as trace_api
+from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.sampling import ParentBased, Sampler, TraceIdRatioBased
+
+from flow_xray import processor as flow_processor
+from flow_xray.errors import ConfigurationError
+from flow_xray.otlp import ExportPipeline, build_exporter, close_all, flush_all, resolve_target
+from flow_xray.otlp_json import OtlpJsonFileExporter
+
+__all__ = ["configure", "flush", "shutdown"]
+
+logger = logging.getLogger("flow_xray")
+
+JSON_FILE = "otlp-json-file"
+# A local file is fast and should be complete, so its queue is larger than the
+# SDK's default; it is still bounded so a runaway loop cannot exhaust memory.
+JSON_QUEUE_SIZE = 65_536
+CLOSE_MARGIN_S = 1.0
+
+_lock = threading.RLock()
+_pipelines: dict[TracerProvider, dict[tuple[str, str], ExportPipeline]] = {}
+_owned: weakref.WeakSet[TracerProvider] = weakref.WeakSet()
+DEFAULT_TIMEOUT_S = 5.0
+_timeout_s: float | None = None  # the largest export_timeout_s since the last shutdown
+_atexit_registered = False
+
+
+def _sdk_disabled() -> bool:
+    return os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true"
+
+
+def _resource(
+    service_name: str | None, resource_attributes: Mapping[str, object] | None
+) -> Resource:
+    attributes: dict[str, object] = dict(resource_attributes or {})
+    for key in attributes:
+        if not isinstance(key, str) or not key:
+            raise ConfigurationError(f"resource_attributes: key {key!r} is not a non-empty string")
+    if service_name is not None:
+        if not service_name.strip():
+            raise ConfigurationError("service_name must not be empty")
+        attributes[SERVICE_NAME] = service_name
+    # Resource.create merges OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME under ours.
+    return Resource.create(attributes)  # type: ignore[arg-type]
+
+
+def _sampler(sample_ratio: float | None) -> Sampler | None:
+    """None lets the SDK read OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG."""
+    if sample_ratio is None:
+        return None
+    if isinstance(sample_ratio, bool) or not 0.0 <= sample_ratio <= 1.0:
+        raise ConfigurationError(f"sample_ratio must be between 0 and 1, got {sample_ratio!r}")
+    return ParentBased(TraceIdRatioBased(sample_ratio))
+
+
+def _add_pipeline(provider: TracerProvider, pipeline: ExportPipeline) -> None:
+    _pipelines.setdefault(provider, {})[pipeline.key] = pipeline
+    provider.add_span_processor(pipeline.processor)
+
+
+def _has_pipeline(provider: TracerProvider, key: tuple[str, str]) -> bool:
+    return key in _pipelines.get(provider, {})
+
+
+def configure(
+    *,
+    endpoint: str | None = None,
+    protocol: str | None = None,
+    headers: Mapping[str, str] | str | None = None,
+    service_name: str | None = None,
+    resource_attributes: Mapping[str, object] | None = None,
+    sample_ratio: float | None = None,
+    json_path: str | os.PathLike[str] | None = None,
+    set_global: bool = True,
+    export_timeout_s: float = 5.0,
+) -> TracerProvider:
+    """Set up an SDK TracerProvider with flow-xray's processor and optional OTLP export.
+
+    Args:
+        endpoint: OTLP receiver, e.g. ``http://localhost:4317`` (gRPC) or
+            ``http://localhost:4318`` (HTTP; ``/v1/traces`` is appended). Default:
+            ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_ENDPOINT``;
+            with neither, nothing is exported over OTLP.
+        protocol: ``"grpc"`` or ``"http/protobuf"``; default from
+            ``OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL``, else port 4318 or a
+            ``/v1/traces`` path means HTTP, anything else gRPC.
+        headers: a mapping or ``"k=v,k2=v2"``; default ``OTEL_EXPORTER_OTLP_(TRACES_)HEADERS``.
+        service_name: ``service.name``; default ``OTEL_SERVICE_NAME``.
+        resource_attributes: merged over ``OTEL_RESOURCE_ATTRIBUTES``.
+        sample_ratio: ParentBased(TraceIdRatio) sampling; default ``OTEL_TRACES_SAMPLER(_ARG)``.
+        json_path: also write OTLP/JSON lines to this file (batched like OTLP export).
+        set_global: make the provider global when no SDK provider is global yet.
+        export_timeout_s: cap on each export (retries included) and on the exit flush.
+
+    Returns:
+        The provider spans now flow through: the new one, or the SDK provider
+        that was already global (then service name, resource and sampler
+        arguments cannot apply and a warning says so). With
+        ``OTEL_SDK_DISABLED=true`` a bare provider whose tracers are no-ops.
+
+    Raises:
+        ConfigurationError: bad protocol, endpoint, header, ratio or timeout.
+
+    Calling it again adds new destinations only: an endpoint or file already
+    exporting from the same provider is not registered twice.
+
+    Example::
+
+        configure(endpoint="http://localhost:4317", service_name="agent")
+    """
+    if export_timeout_s <= 0:
+        raise ConfigurationError(f"export_timeout_s must be positive, got {export_timeout_s!r}")
+    sampler = _sampler(sample_ratio)
+    resource = _resource(service_name, resource_attributes)
+    if _sdk_disabled():
+        return TracerProvider(resource=resource, shutdown_on_exit=False)
+
+    global _timeout_s, _atexit_registered
+    with _lock:
+        current = trace_api.get_tracer_provider()
+        if set_global and isinstance(current, TracerProvider):
+            provider = current
+            foreign = provider not in _owned
+            if foreign and (service_name or resource_attributes or sample_ratio is not None):
+                logger.warning(
+                    "flow-xray: an OpenTelemetry provider is already installed; "
+                    "service_name, resource_attributes and sample_ratio do not apply to it"
+                )
+        else:
+            foreign = False
+            provider = TracerProvider(resource=resource, sampler=sampler, shutdown_on_exit=False)
+            _owned.add(provider)
+            if set_global and isinstance(current, trace_api.ProxyTracerProvider):
+                trace_api.set_tracer_provider(provider)
+            elif set_global:
+                logger.warning(
+                    "flow-xray: a non-SDK TracerProvider is global; "
+                    "configure() returns a provider that is not global"
+                )
+        flow_processor.attach(provider)
+
+        # Under someone else's provider only explicit destinations are added: the
+        # environment's endpoint is theirs and is most likely exported to already.
+        target = resolve_target(endpoint, protocol, headers, use_env_endpoint=not foreign)
+        if target is not None and not _has_pipeline(provider, (target.protocol, target.endpoint)):
+            exporter = build_exporter(target, export_timeout_s)
+            _add_pipeline(provider, ExportPipeline((target.protocol, target.endpoint), exporter))
+        if json_path is not None:
+            key = (JSON_FILE, str(Path(json_path).resolve()))
+            if not _has_pipeline(provider, key):
+                exporter = OtlpJsonFileExporter(key[1])
+                _add_pipeline(provider, ExportPipeline(key, exporter, JSON_QUEUE_SIZE))
+        _timeout_s = max(_timeout_s or 0.0, export_timeout_s)
+        if not _atexit_registered:
+            atexit.register(shutdown)
+            _atexit_registered = True
+    return provider
+
+
+def flush(timeout_s: float | None = None) -> bool:
+    """Export every queued span now, waiting at most ``timeout_s`` in total.
+
+    Default timeout: the largest ``export_timeout_s`` given to `configure`.
+    Destinations flush in parallel. Returns True when every one finished in
+    time (finishing is not succeeding: spans a backend refused are counted
+    and reported by `shutdown`).
+    """
+    return flush_all(_all_pipelines(), _budget(timeout_s))
+
+
+def shutdown(timeout_s: float | None = None) -> None:
+    """Flush, stop every exporter `configure` added, and warn once per destination that lost spans.
+
+    Bounded: ``timeout_s`` (default the largest ``export_timeout_s``) for the
+    flush plus one second to close. Registered with `atexit`; safe to call
+    more than once. A later `configure` call starts fresh exporters.
+    """
+    global _timeout_s
+    budget = _budget(timeout_s)
+    with _lock:
+        pipelines = _all_pipelines()
+        _pipelines.clear()
+        _timeout_s = None
+    close_all(pipelines, budget, CLOSE_MARGIN_S)
+
+
+def _budget(timeout_s: float | None) -> float:
+    if timeout_s is not None:
+        return timeout_s
+    return DEFAULT_TIMEOUT_S if _timeout_s is None else _timeout_s
+
+
+def _all_pipelines() -> list[ExportPipeline]:
+    with _lock:
+        return [p for pipelines in _pipelines.values() for p in pipelines.values()]

@@ -1,0 +1,182 @@
+"""Self-contained, offline HTML pages: the trace viewer and the graph viewer.
+
+Every page is one file with no network access at all: the app script and
+style sheet (hand-written, shipped in ``static/``) are inlined, and a
+Content-Security-Policy meta tag allows exactly those two blocks by their
+sha256 hash, ``img-src data:`` and nothing else. Data enters the page only as
+JSON text inside ``<script type="application/json">`` with ``<``, ``>``,
+``&``, U+2028 and U+2029 escaped, which the app reads with ``JSON.parse`` and
+puts on screen with ``textContent`` -- so a name such as
+``</script><img src=x onerror=alert(1)>`` is shown literally and runs nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+import math
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from flow_xray.render.graph import Graph, Step, parse_dot
+from flow_xray.render.trace_graph import SLOW_SHARE, flatten_trace
+
+# Concatenated in this order into one script; later files use earlier ones.
+SCRIPT_FILES = (
+    "util.js",
+    "layout.js",
+    "graph_view.js",
+    "rows.js",
+    "detail.js",
+    "trace_app.js",
+    "trace_actions.js",
+    "graph_app.js",
+    "main.js",
+)
+STYLE_FILE = "viewer.css"
+_JSON_ESCAPES = str.maketrans(
+    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+)
+
+
+def trace_to_html(data: Mapping[str, Any], title: str = "flow-xray trace") -> str:
+    """Return the offline viewer page for a trace in its JSON form (``TraceResult.to_dict()``).
+
+    Example::
+
+        with open("run_trace.json") as fh:
+            page = trace_to_html(json.load(fh))
+    """
+    totals = data.get("totals")
+    payload = {
+        "mode": "trace",
+        "title": title,
+        "totals": dict(totals) if isinstance(totals, Mapping) else None,
+        "slow_share": SLOW_SHARE,
+        "nodes": flatten_trace(data),
+    }
+    return _page(title, payload)
+
+
+def graph_to_html(graph: Graph, title: str = "flow-xray graph", steps: Sequence[Step] = ()) -> str:
+    """Return the offline viewer page for a `Graph`, with a stepping view when ``steps`` is given.
+
+    The stepping view has a slider, previous/next buttons and arrow / j k keys;
+    each frame highlights its ``active`` node and shows its ``labels``.
+    """
+    payload = {
+        "mode": "graph",
+        "title": title,
+        "rankdir": graph.rankdir,
+        "nodes": [
+            {"id": n.id, "label": n.label, "status": n.status, "detail": dict(n.detail)}
+            for n in graph.nodes
+        ],
+        "edges": [{"source": e.source, "target": e.target, "label": e.label} for e in graph.edges],
+        "steps": [
+            {"active": s.active, "caption": s.caption, "labels": dict(s.labels)} for s in steps
+        ],
+    }
+    return _page(title, payload)
+
+
+def dot_viewer_html(dot: str, title: str = "flow-xray graph") -> str:
+    """Return the offline viewer page for DOT text: drawn when `parse_dot` understands it,
+    otherwise shown as text with a note."""
+    graph = parse_dot(dot)
+    if graph is not None:
+        return graph_to_html(graph, title=title)
+    return _page(title, {"mode": "text", "title": title, "text": dot})
+
+
+def embed_json(value: Any) -> str:
+    """Return ``value`` as JSON that is inert inside a ``<script>`` element.
+
+    Non-finite floats become strings and other non-JSON values their ``repr``,
+    so any trace renders.
+    """
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, default=repr)
+    except ValueError:
+        text = json.dumps(_finite(value), ensure_ascii=False, allow_nan=False, default=repr)
+    return text.translate(_JSON_ESCAPES)
+
+
+def csp_hash(text: str) -> str:
+    """Return the CSP source expression (``'sha256-...'``) allowing an inline block."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
+
+
+@lru_cache(maxsize=1)
+def app_script() -> str:
+    """The viewer's script: every file of `SCRIPT_FILES` inside one strict-mode function."""
+    parts = [_asset(name) for name in SCRIPT_FILES]
+    body = "\n".join(parts)
+    if "</script" in body.lower():  # would end the inline block early
+        raise RuntimeError("a viewer script contains '</script'")
+    return f'(function () {{\n"use strict";\nconst FX = {{}};\n{body}\nFX.main();\n}}());\n'
+
+
+@lru_cache(maxsize=1)
+def app_style() -> str:
+    """The viewer's style sheet."""
+    return _asset(STYLE_FILE)
+
+
+def _page(title: str, payload: Mapping[str, Any]) -> str:
+    script, style = app_script(), app_style()
+    policy = "; ".join(
+        [
+            "default-src 'none'",
+            f"script-src {csp_hash(script)}",
+            f"style-src {csp_hash(style)}",
+            "img-src data:",
+            "connect-src 'none'",
+            "font-src 'none'",
+            "base-uri 'none'",
+            "form-action 'none'",
+        ]
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        '<meta name="color-scheme" content="light dark">\n'
+        '<link rel="icon" href="data:,">\n'
+        f"<title>{html.escape(title)}</title>\n"
+        f"<style>{style}</style>\n"
+        "</head>\n<body>\n"
+        "<noscript>This flow-xray viewer needs JavaScript.</noscript>\n"
+        f'<script type="application/json" id="fx-data">{embed_json(payload)}</script>\n'
+        f"<script>{script}</script>\n"
+        "</body>\n</html>\n"
+    )
+
+
+def _asset(name: str) -> str:
+    return resources.files("flow_xray.render").joinpath("static", name).read_text("utf-8")
+
+
+def _finite(value: Any) -> Any:
+    """Copy of ``value`` with NaN/inf replaced by their text (iterative; any depth)."""
+    root: list[Any] = [value]
+    stack: list[tuple[Any, Any, Any]] = [(root, 0, value)]
+    while stack:
+        holder, key, item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            holder[key] = str(item)
+        elif isinstance(item, Mapping):
+            copy = {str(k): v for k, v in item.items()}
+            holder[key] = copy
+            stack.extend((copy, k, v) for k, v in copy.items())
+        elif isinstance(item, (list, tuple)):
+            items = list(item)
+            holder[key] = items
+            stack.extend((items, i, v) for i, v in enumerate(items))
+    return root[0]

@@ -1,0 +1,280 @@
+"""Run a Python script or module as ``__main__`` under a trace capture and report how it ended.
+
+This is the library behind ``flow-xray run``; it prints nothing. The target
+runs the way ``python script.py`` / ``python -m module`` would run it (via
+`runpy`): its ``if __name__ == "__main__":`` block runs, ``sys.argv`` is the
+script and its arguments, and the script's folder (the working directory for a
+module) is first on ``sys.path``; both are restored afterwards. Every span the
+process starts while it runs, in any thread, is collected.
+
+Example::
+
+    target = resolve_script("agent.py", ["--fast"])
+    outcome = run_target(target)
+    outcome.result.to_html("agent_trace.html")
+    raise SystemExit(outcome.exit_code)
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import os
+import runpy
+import sys
+import threading
+import tokenize
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+from flow_xray.errors import FlowXrayError
+from flow_xray.model import TraceResult
+
+# Python's own convention for a process stopped by Ctrl-C (128 + SIGINT).
+INTERRUPTED_EXIT_CODE = 130
+
+# Frames from these files sit between the user's code and the top of a
+# traceback; they are dropped so the traceback reads as Python's would.
+_OWN_FILES = frozenset(
+    {(lambda: None).__code__.co_filename, runpy._run_module_code.__code__.co_filename}
+)
+
+
+class ScriptError(FlowXrayError):
+    """The script or module to run cannot be found, read or compiled."""
+
+
+class ScriptFailed(FlowXrayError):
+    """The script raised while being run for its globals; ``exception`` is what it raised.
+
+    The exception's traceback starts at the user's code (flow-xray's frames are dropped).
+    """
+
+    def __init__(self, exception: BaseException) -> None:
+        super().__init__(f"{type(exception).__name__}: {exception}")
+        self.exception = exception
+
+
+@dataclass(frozen=True)
+class Target:
+    """A script or module ready to run.
+
+    ``kind`` is ``"script"`` or ``"module"``; ``name`` is the path as given or
+    the dotted module name; ``path`` is the file that will run; ``args`` are the
+    target's own arguments (``sys.argv[1:]`` while it runs).
+    """
+
+    kind: str
+    name: str
+    path: str
+    args: tuple[str, ...] = ()
+
+    @property
+    def stem(self) -> str:
+        """The script's file name without suffix, or the module name: the default output name."""
+        if self.kind == "module":
+            return self.name
+        return os.path.splitext(os.path.basename(self.path))[0]
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a run ended, with its trace.
+
+    ``exit_code`` is what ``python`` would have exited with: 0, 1 after an
+    uncaught exception, ``n`` for ``sys.exit(n)``, 130 after Ctrl-C.
+    ``exception`` is the uncaught exception (``KeyboardInterrupt`` included),
+    its traceback trimmed to start at the user's code; ``exit_message`` is the
+    text of ``sys.exit("text")``.
+    """
+
+    result: TraceResult
+    exit_code: int
+    exception: BaseException | None = field(default=None, compare=False)
+    exit_message: str | None = None
+
+    @property
+    def interrupted(self) -> bool:
+        """True when the run was stopped by Ctrl-C (``KeyboardInterrupt``)."""
+        return isinstance(self.exception, KeyboardInterrupt)
+
+
+def resolve_script(path: str, args: Sequence[str] = ()) -> Target:
+    """Check that ``path`` is a Python file that compiles and return it as a `Target`.
+
+    Raises:
+        ScriptError: the file is missing, a directory, unreadable or has a syntax error.
+    """
+    if not os.path.exists(path):
+        raise ScriptError(f"no such file: {path}")
+    if os.path.isdir(path):
+        raise ScriptError(f"{path} is a directory, not a Python file")
+    _check_compiles(path)
+    return Target("script", path, path, tuple(args))
+
+
+def resolve_module(name: str, args: Sequence[str] = ()) -> Target:
+    """Find module ``name`` (a package runs its ``__main__``) as ``python -m`` would.
+
+    The working directory is searched first. As with ``python -m``, finding
+    ``a.b`` imports the package ``a``.
+
+    Raises:
+        ScriptError: the module cannot be found, has no source file or does not compile.
+    """
+    with _path_first(os.getcwd()):
+        spec = _find_spec(name)
+        if spec is not None and spec.submodule_search_locations is not None:
+            spec = _find_spec(f"{name}.__main__")
+            if spec is None:
+                raise ScriptError(f"{name} is a package and cannot be run: no {name}.__main__")
+    if spec is None:
+        raise ScriptError(f"no module named {name!r}")
+    if not spec.has_location or spec.origin is None or not spec.origin.endswith(".py"):
+        raise ScriptError(f"module {name!r} has no Python source file to run")
+    _check_compiles(spec.origin)
+    return Target("module", name, spec.origin, tuple(args))
+
+
+def run_target(target: Target, *, all_threads: bool = True) -> RunOutcome:
+    """Run ``target`` as ``__main__`` inside ``trace.capture`` and return how it ended.
+
+    Never raises what the target raises: an uncaught exception, ``sys.exit`` and
+    ``KeyboardInterrupt`` all end up in the `RunOutcome`, with the trace of
+    everything that ran until then (spans still open are marked incomplete).
+    Non-daemon threads the target started are waited for, as Python does at exit.
+    """
+    from flow_xray.api import trace  # the tracing core loads only when something runs
+
+    before = set(threading.enumerate())
+    exception: BaseException | None = None
+    exit_message: str | None = None
+    exit_code = 0
+    with trace.capture(all_threads=all_threads) as result:
+        try:
+            try:
+                _execute(target)
+            finally:
+                _join_new_threads(before)
+        except SystemExit as exc:
+            exit_code, exit_message = _exit_status(exc.code)
+        except BaseException as exc:  # noqa: BLE001 - the script's exception is reported, not raised
+            exception = exc.with_traceback(_user_frames(exc.__traceback__))
+            exit_code = INTERRUPTED_EXIT_CODE if isinstance(exc, KeyboardInterrupt) else 1
+    return RunOutcome(result, exit_code, exception, exit_message)
+
+
+def run_for_namespace(target: Target, run_name: str = "__flow_xray_script__") -> dict[str, Any]:
+    """Run ``target`` as a plain module named ``run_name`` (no ``__main__`` block) and return its globals.
+
+    ``sys.argv`` and ``sys.path`` are set and restored as for `run_target`; no
+    capture is opened. Used by ``flow-xray dot export`` to read a script's ``root``.
+
+    Raises:
+        ScriptFailed: the script raised (``SystemExit`` included); ``KeyboardInterrupt``
+            propagates as is.
+    """
+    try:
+        return _execute(target, run_name)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - handed to the caller inside ScriptFailed
+        raise ScriptFailed(exc.with_traceback(_user_frames(exc.__traceback__))) from None
+
+
+def _execute(target: Target, run_name: str = "__main__") -> dict[str, Any]:
+    saved_argv = sys.argv
+    folder = os.getcwd() if target.kind == "module" else _script_folder(target.path)
+    sys.argv = [target.name if target.kind == "script" else target.path, *target.args]
+    try:
+        with _path_first(folder):
+            if target.kind == "module":
+                return runpy.run_module(target.name, run_name=run_name, alter_sys=True)
+            return runpy.run_path(target.path, run_name=run_name)
+    finally:
+        sys.argv = saved_argv
+
+
+def _script_folder(path: str) -> str:
+    # Python puts the folder of the real file first (symlinks resolved).
+    return os.path.dirname(os.path.realpath(path))
+
+
+@contextmanager
+def _path_first(folder: str) -> Iterator[None]:
+    """Put ``folder`` first on ``sys.path`` for the block; restore the original list after."""
+    original = sys.path
+    saved = list(original)
+    sys.path.insert(0, folder)
+    try:
+        yield
+    finally:
+        # The script may have replaced sys.path outright or edited it in place.
+        sys.path = original
+        sys.path[:] = saved
+
+
+def _find_spec(name: str) -> importlib.machinery.ModuleSpec | None:
+    try:
+        return importlib.util.find_spec(name)
+    except ModuleNotFoundError as exc:
+        raise ScriptError(f"no module named {exc.name or name!r}") from None
+    except (ImportError, ValueError) as exc:
+        raise ScriptError(f"cannot find module {name!r}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - a parent package that crashes on import is bad input
+        raise ScriptError(
+            f"importing the package of {name!r} failed: {type(exc).__name__}: {exc}"
+        ) from None
+
+
+def _check_compiles(path: str) -> None:
+    """Compile the file as Python would, so a syntax error is reported before anything runs."""
+    try:
+        # tokenize.open honours the file's encoding declaration, as the interpreter does.
+        with tokenize.open(path) as fh:
+            source = fh.read()
+    except (OSError, SyntaxError, UnicodeDecodeError) as exc:
+        raise ScriptError(f"cannot read {path}: {exc}") from None
+    try:
+        compile(source, path, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        where = f"{exc.filename or path}:{exc.lineno}" if exc.lineno else path
+        raise ScriptError(f"{where}: {type(exc).__name__}: {exc.msg}") from None
+    except ValueError as exc:  # e.g. a null byte in the source
+        raise ScriptError(f"{path}: cannot compile: {exc}") from None
+
+
+def _join_new_threads(before: set[threading.Thread]) -> None:
+    """Wait for non-daemon threads started since ``before`` (Python waits for them at exit)."""
+    current = threading.current_thread()
+    while True:
+        pending = [
+            t
+            for t in threading.enumerate()
+            if t not in before and t is not current and not t.daemon and t.is_alive()
+        ]
+        if not pending:
+            return
+        for thread in pending:
+            thread.join()
+
+
+def _exit_status(code: object) -> tuple[int, str | None]:
+    """Map ``SystemExit.code`` to an exit status the way the interpreter does."""
+    if code is None:
+        return 0, None
+    if isinstance(code, int):
+        return code, None
+    return 1, str(code)
+
+
+def _user_frames(tb: TracebackType | None) -> TracebackType | None:
+    """Drop flow-xray's and runpy's frames from the top of ``tb``."""
+    head = tb
+    while head is not None and head.tb_frame.f_code.co_filename in _OWN_FILES:
+        head = head.tb_next
+    # If the error came from our own code rather than the script's, keep everything.
+    return head if head is not None else tb

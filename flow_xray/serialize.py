@@ -1,0 +1,645 @@
+"""Safe value → span attribute text: JSON where possible, capped, redacted, never raising.
+
+Everything here runs on every traced call, so nothing may raise into user code
+and the common case (a few primitive arguments) takes a fast path straight to
+the C JSON encoder. Anything else goes through a bounded walk that converts
+values to JSON-compatible data, applies the caps of `Limits` and leaves a
+visible `TRUNCATION_MARKER` wherever it cut something.
+
+Example:
+    >>> encode_inputs({"q": "hi", "api_key": "sk-1"}, get_limits(), 8192)
+    '{"q":"hi","api_key":"[REDACTED]"}'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import enum
+import heapq
+import itertools
+import json
+import json.encoder
+import math
+import re
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from decimal import Decimal
+from pathlib import PurePath
+from typing import Any, Final
+
+from flow_xray.attributes import MIME_JSON, MIME_TEXT
+from flow_xray.errors import ConfigurationError
+
+TRUNCATION_MARKER: Final = "…[truncated]"
+REDACTED: Final = "[REDACTED]"
+CYCLE: Final = "<cycle>"
+
+_MARKER_BYTES: Final = len(TRUNCATION_MARKER.encode())
+# A hard ceiling on walk depth keeps Python recursion safe whatever max_depth says.
+_DEPTH_CEILING: Final = 64
+# Ints beyond this many bits become a summary string: CPython refuses to print
+# ints over 4300 digits, and JSON readers lose precision long before that.
+_MAX_INT_BITS: Final = 1024
+_FAST_INT: Final = 1 << 63
+_FAST_SEQ: Final = 32
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _json_encoder(ascii_only: bool) -> Callable[[Any], str]:
+    """A compact JSON encoder; the C one called directly when available.
+
+    `JSONEncoder.encode` builds a fresh C encoder on every call, which is most
+    of its cost for small values; one built once is about twice as fast.
+    """
+    encoder = json.JSONEncoder(
+        ensure_ascii=ascii_only, check_circular=False, allow_nan=False, separators=(",", ":")
+    )
+    make: Any = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return encoder.encode
+    quote: Any = (
+        json.encoder.encode_basestring_ascii if ascii_only else json.encoder.encode_basestring
+    )
+    try:
+        chunks = make(None, encoder.default, quote, None, ":", ",", False, False, False)
+    except Exception:
+        return encoder.encode
+
+    def encode(value: Any) -> str:
+        if type(value) is str:
+            return quote(value)  # type: ignore[no-any-return]
+        return "".join(chunks(value, 0))
+
+    return encode
+
+
+_encode_json = _json_encoder(ascii_only=False)
+# Used only when the text holds lone surrogates, which are not valid UTF-8.
+_encode_json_ascii = _json_encoder(ascii_only=True)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Limits:
+    """Caps and redaction settings for captured values.
+
+    Raises:
+        ConfigurationError: a cap is not a positive int, `redact` is not a bool,
+            or a pattern in `redact_patterns` is not a valid regex.
+    """
+
+    max_value_bytes: int = 8192
+    max_span_bytes: int = 65536
+    max_depth: int = 8
+    max_items: int = 200
+    max_string: int = 4096
+    redact: bool = True
+    redact_patterns: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("max_value_bytes", "max_span_bytes", "max_depth", "max_items", "max_string"):
+            value = getattr(self, name)
+            if type(value) is not int or value <= 0:
+                raise ConfigurationError(f"{name} must be a positive int, got {value!r}")
+        if type(self.redact) is not bool:
+            raise ConfigurationError(f"redact must be a bool, got {self.redact!r}")
+        raw: Any = self.redact_patterns
+        patterns = (raw,) if isinstance(raw, str) else raw
+        if not isinstance(patterns, Iterable):
+            raise ConfigurationError(f"redact_patterns must be a sequence of regexes, got {raw!r}")
+        patterns = tuple(patterns)
+        for pattern in patterns:
+            if not isinstance(pattern, str):
+                raise ConfigurationError(f"redact pattern must be a str, got {pattern!r}")
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ConfigurationError(f"bad redact pattern {pattern!r}: {exc}") from exc
+        object.__setattr__(self, "redact_patterns", patterns)
+
+
+_current = Limits()
+_FIELDS: Final = frozenset(f.name for f in dataclasses.fields(Limits))
+
+
+def get_limits() -> Limits:
+    """Return the process-wide limits used by `@trace`."""
+    return _current
+
+
+def set_limits(**changes: Any) -> Limits:
+    """Replace some fields of the process-wide limits and return the new `Limits`.
+
+    Example: ``set_limits(max_value_bytes=2048, redact_patterns=(r"ssn",))``.
+
+    Raises:
+        ConfigurationError: an unknown field name or an invalid value.
+    """
+    global _current
+    unknown = sorted(set(changes) - _FIELDS)
+    if unknown:
+        raise ConfigurationError(f"unknown limit(s): {', '.join(unknown)}")
+    _current = dataclasses.replace(_current, **changes)
+    return _current
+
+
+# --- secret names ------------------------------------------------------------
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_SECRET_WORDS: Final = frozenset(
+    {
+        *("secret", "secrets", "apikey", "apikeys", "authorization"),
+        *("cookie", "cookies", "credential", "credentials"),
+        *("accesstoken", "refreshtoken", "privatekey"),
+    }
+)
+_SECRET_PAIRS: Final = frozenset(
+    {("api", "key"), ("api", "keys"), ("access", "token"), ("refresh", "token")}
+    | {("private", "key")}
+)
+# Per pattern set: name -> verdict. Argument and key names repeat endlessly, so
+# the classification is computed once per name.
+_SECRET_CACHE: dict[tuple[str, ...], dict[str, bool]] = {}
+_CACHE_CAP: Final = 4096
+_NAME_CAP: Final = 256
+
+
+def _classify(name: str, patterns: tuple[str, ...]) -> bool:
+    lowered = name.lower()
+    if "password" in lowered or "passwd" in lowered:
+        return True
+    words = [w.lower() for w in _WORD.findall(name)]
+    if any(w in _SECRET_WORDS for w in words):
+        return True
+    if any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words)):
+        return True
+    return any(re.search(p, name, re.IGNORECASE) for p in patterns)
+
+
+def _name_cache(limits: Limits) -> dict[str, bool]:
+    cache = _SECRET_CACHE.get(limits.redact_patterns)
+    if cache is None:
+        if len(_SECRET_CACHE) > 64:
+            _SECRET_CACHE.clear()
+        cache = _SECRET_CACHE[limits.redact_patterns] = {}
+    return cache
+
+
+def is_secret_name(name: str, limits: Limits) -> bool:
+    """Tell whether a value stored under `name` is replaced by `REDACTED` under `limits`.
+
+    Names are split into words at separators and camelCase boundaries, so
+    ``OPENAI_API_KEY``, ``X-Api-Key``, ``dbPassword`` and ``client_secret`` are
+    secret while ``max_tokens`` and ``prompt_tokens`` are not. Always False
+    when `limits.redact` is off.
+    """
+    if not limits.redact or not isinstance(name, str):
+        return False
+    cache = _name_cache(limits)
+    verdict = cache.get(name)
+    if verdict is None:
+        verdict = _classify(name[:_NAME_CAP], limits.redact_patterns)
+        if len(name) <= _NAME_CAP:
+            if len(cache) >= _CACHE_CAP:
+                cache.clear()
+            cache[name] = verdict
+    return verdict
+
+
+# --- small helpers -----------------------------------------------------------
+def _type_name(value: Any) -> str:
+    try:
+        return str(type(value).__name__)
+    except Exception:
+        return "object"
+
+
+def safe_repr(value: Any, max_chars: int) -> str:
+    """Return ``repr(value)`` cut to `max_chars` (plus marker); never raises.
+
+    Memory addresses (`` at 0x7f…``) are dropped so output is deterministic.
+    A failing ``__repr__`` gives ``"<TypeName object (repr failed: ExcType)>"``.
+    """
+    try:
+        text = repr(value)
+    except Exception as exc:
+        text = f"<{_type_name(value)} object (repr failed: {_type_name(exc)})>"
+    text = _ADDRESS.sub("", text[: max_chars + 64])
+    if len(text) > max_chars:
+        text = text[: max(max_chars, 0)] + TRUNCATION_MARKER
+    return text
+
+
+def _utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def _dump(tree: Any) -> tuple[str, int]:
+    """Encode JSON-compatible data; return the text and its UTF-8 size."""
+    text = _encode_json(tree)
+    if text.isascii():
+        return text, len(text)
+    try:
+        return text, len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        text = _ASCII_encode_json(tree)
+        return text, len(text)
+
+
+def _json_string(text: str, max_bytes: int) -> str:
+    """The last resort: a JSON string of a prefix of `text` plus the marker."""
+    floor = _dump(TRUNCATION_MARKER)[1]
+    if max_bytes < floor:
+        return '""'
+    keep = min(len(text), max_bytes)
+    while keep > 0:
+        out, size = _dump(text[:keep] + TRUNCATION_MARKER)
+        if size <= max_bytes:
+            return out
+        keep = min(keep - 1, keep * (max_bytes - floor) // max(size - floor, 1))
+    return _dump(TRUNCATION_MARKER)[0]
+
+
+def _cap_text(text: str, max_bytes: int) -> str:
+    """Cut plain text to `max_bytes` UTF-8 bytes, marker included."""
+    if text.isascii() and len(text) <= max_bytes:
+        return text
+    head = text[: max_bytes + 1]
+    data = head.encode("utf-8", "backslashreplace")
+    if len(head) == len(text) and len(data) <= max_bytes:
+        return data.decode("utf-8")
+    cut = max_bytes - _MARKER_BYTES
+    if cut < 0:
+        return data[: max(max_bytes, 0)].decode("utf-8", "ignore")
+    return data[:cut].decode("utf-8", "ignore") + TRUNCATION_MARKER
+
+
+def _summary(value: Any, size: int | None) -> str:
+    count = "" if size is None else f" len={size}"
+    return f"<{_type_name(value)}{count}>{TRUNCATION_MARKER}"
+
+
+def _len(value: Any) -> int | None:
+    try:
+        return len(value)
+    except Exception:
+        return None
+
+
+def _field(obj: Any, name: str) -> Any:
+    try:
+        return getattr(obj, name)
+    except Exception as exc:
+        return f"<unavailable: {_type_name(exc)}>"
+
+
+def _repr_key(item: Any) -> str:
+    return safe_repr(item, 200)
+
+
+def _json_key(key: Any) -> str:
+    """Dict key → str the way `json.dumps` converts keys; repr for other types."""
+    kind = type(key)
+    if kind is str:
+        return key  # type: ignore[no-any-return]
+    if key is None or kind is bool:
+        return "null" if key is None else ("true" if key else "false")
+    if isinstance(key, enum.Enum):
+        return safe_repr(key, 200)
+    if isinstance(key, str):
+        return str.__str__(key)
+    if isinstance(key, int) and int.bit_length(key) <= _MAX_INT_BITS:
+        return int.__repr__(key)
+    if isinstance(key, float):
+        return float.__repr__(key) if math.isfinite(key) else _nonfinite(key)
+    return safe_repr(key, 200)
+
+
+def _nonfinite(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    return "Infinity" if value > 0 else "-Infinity"
+
+
+class _Walker:
+    """One bounded conversion of a value to JSON-compatible data.
+
+    `budget` is the output size still allowed, estimated as compact JSON bytes
+    while walking; once spent, containers stop early with a marker item, so the
+    walk costs O(output), not O(input), for lists, dicts and strings.
+    """
+
+    __slots__ = ("budget", "depth_cap", "items_cap", "limits", "on_path", "string_cap")
+
+    def __init__(self, limits: Limits, budget: int) -> None:
+        self.limits = limits
+        self.budget = budget
+        self.string_cap = limits.max_string
+        self.items_cap = limits.max_items
+        self.depth_cap = min(limits.max_depth, _DEPTH_CEILING)
+        # ids of the containers on the current path; never written to output.
+        self.on_path: set[int] = set()
+
+    def walk(self, value: Any, depth: int) -> Any:
+        try:
+            return self._convert(value, depth)
+        except Exception as exc:
+            failed = f"<{_type_name(value)} object (serialization failed: {_type_name(exc)})>"
+            return self.text(failed)
+
+    def text(self, value: str) -> str:
+        room = self.budget - 2
+        cap = self.string_cap if room >= self.string_cap else max(room, 0)
+        if len(value) > cap:
+            value = value[:cap] + TRUNCATION_MARKER
+        size = _utf8_len(value)
+        if size > room + _MARKER_BYTES and size > len(value):
+            # Non-ASCII text spends several bytes per char: cut by bytes instead.
+            data = value.encode("utf-8", "surrogatepass")[: max(room - _MARKER_BYTES, 0)]
+            value = data.decode("utf-8", "ignore") + TRUNCATION_MARKER
+            size = _utf8_len(value)
+        self.budget -= size + 3
+        return value
+
+    def _convert(self, value: Any, depth: int) -> Any:
+        kind = type(value)
+        if kind is str:
+            return self.text(value)
+        if value is None or kind is bool:
+            self.budget -= 6
+            return value
+        if kind is int:
+            return self._int(value)
+        if kind is float:
+            return self._float(value)
+        if kind is dict:
+            return self._mapping(value, dict.items(value), len(value), depth)
+        if kind is list or kind is tuple:
+            return self._sequence(value, value, len(value), depth)
+        return self._other(value, depth)
+
+    def _int(self, value: int) -> int | str:
+        if int.bit_length(value) > _MAX_INT_BITS:
+            return self.text(f"<int bits={int.bit_length(value)}>")
+        self.budget -= 21 if value.bit_length() > 64 else 8
+        return value
+
+    def _float(self, value: float) -> float | str:
+        if not math.isfinite(value):
+            return self.text(_nonfinite(value))
+        self.budget -= 25
+        return value
+
+    def _other(self, value: Any, depth: int) -> Any:
+        cls = type(value)
+        if isinstance(value, enum.Enum):
+            return self.walk(value.value, depth)
+        # Class-level lookups: an instance __getattr__ (mocks, proxies) must not
+        # make every object look like a namedtuple or a pydantic model.
+        if callable(getattr(cls, "_asdict", None)):
+            return self._mapping(value, value._asdict().items(), None, depth)
+        if callable(getattr(cls, "model_dump", None)) and not isinstance(value, type):
+            dumped = value.model_dump()
+            if isinstance(dumped, dict):
+                return self._mapping(value, dict.items(dumped), len(dumped), depth)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            fields = dataclasses.fields(value)
+            pairs = ((f.name, _field(value, f.name)) for f in fields)
+            return self._mapping(value, pairs, len(fields), depth)
+        if isinstance(value, str):
+            return self.text(str.__str__(value))
+        if isinstance(value, int):
+            return self._int(int.__int__(value))
+        if isinstance(value, float):
+            return self._float(float.__float__(value))
+        if isinstance(value, dict):
+            return self._mapping(value, dict.items(value), dict.__len__(value), depth)
+        if isinstance(value, Mapping):
+            return self._mapping(value, value.items(), _len(value), depth)
+        if isinstance(value, (list, tuple, deque)):
+            return self._sequence(value, iter(value), _len(value), depth)
+        if isinstance(value, (set, frozenset)):
+            return self._set(value, depth)
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return self.text(self._bytes(value))
+        if isinstance(value, (datetime.date, datetime.time)):
+            return self.text(value.isoformat())
+        if isinstance(value, (datetime.timedelta, uuid.UUID, Decimal, PurePath)):
+            return self.text(str(value))
+        return self.text(safe_repr(value, self.string_cap))
+
+    def _mapping(self, owner: Any, items: Iterable[Any], size: int | None, depth: int) -> Any:
+        if depth >= self.depth_cap:
+            return self.text(_summary(owner, size))
+        key_id = id(owner)
+        if key_id in self.on_path:
+            return self.text(CYCLE)
+        self.on_path.add(key_id)
+        try:
+            out: dict[str, Any] = {}
+            self.budget -= 2
+            redact = self.limits.redact
+            for count, (key, item) in enumerate(items):
+                if count >= self.items_cap or self.budget <= 0:
+                    more = "" if size is None else f"+{size - count} "
+                    out[TRUNCATION_MARKER] = f"{more}more keys"
+                    break
+                name = _json_key(key)
+                if len(name) > self.string_cap:
+                    name = name[: self.string_cap] + TRUNCATION_MARKER
+                if name in out:
+                    name = f"{name}#{count}"
+                self.budget -= _utf8_len(name) + 4
+                if redact and is_secret_name(name, self.limits):
+                    self.budget -= len(REDACTED) + 2
+                    out[name] = REDACTED
+                else:
+                    out[name] = self.walk(item, depth + 1)
+            return out
+        finally:
+            self.on_path.discard(key_id)
+
+    def _sequence(self, owner: Any, items: Iterable[Any], size: int | None, depth: int) -> Any:
+        if depth >= self.depth_cap:
+            return self.text(_summary(owner, size))
+        key_id = id(owner)
+        if key_id in self.on_path:
+            return self.text(CYCLE)
+        self.on_path.add(key_id)
+        try:
+            out: list[Any] = []
+            self.budget -= 2
+            for item in items:
+                if len(out) >= self.items_cap or self.budget <= 0:
+                    more = "" if size is None else f" +{size - len(out)} more items"
+                    out.append(TRUNCATION_MARKER + more)
+                    break
+                out.append(self.walk(item, depth + 1))
+            return out
+        finally:
+            self.on_path.discard(key_id)
+
+    def _set(self, value: set[Any] | frozenset[Any], depth: int) -> Any:
+        size = len(value)
+        if depth >= self.depth_cap:
+            return self.text(_summary(value, size))
+        cap = self.items_cap + 1  # one extra tells _sequence that more follow
+        # Sorted so output does not depend on hash seeds; unorderable elements
+        # (mixed types, raising __lt__) fall back to ordering by repr.
+        try:
+            ordered = sorted(value) if size <= cap else heapq.nsmallest(cap, value)
+        except Exception:
+            ordered = (
+                sorted(value, key=_repr_key)
+                if size <= cap
+                else heapq.nsmallest(cap, value, key=_repr_key)
+            )
+        return self._sequence(value, ordered, size, depth)
+
+    @staticmethod
+    def _bytes(value: bytes | bytearray | memoryview) -> str:
+        data = bytes(value[:24]) if not isinstance(value, memoryview) else value.tobytes()[:24]
+        size = value.nbytes if isinstance(value, memoryview) else len(value)
+        tail = "…" if size > len(data) else ""
+        return f"<{_type_name(value)} len={size} {data!r}{tail}>"
+
+
+def to_jsonable(value: Any, limits: Limits) -> Any:
+    """Convert any value to JSON-compatible data under `limits`; never raises.
+
+    Returns dicts with str keys, lists, str, int, float (finite), bool and None.
+    The walk is bounded by `limits.max_value_bytes` worth of output, so huge
+    inputs cost about as much as small ones.
+    """
+    try:
+        return _Walker(limits, limits.max_value_bytes).walk(value, 0)
+    except Exception as exc:  # the walker contains errors; this is the last line
+        return f"<{_type_name(value)} object (serialization failed: {_type_name(exc)})>"
+
+
+def _fast_inputs(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> str | None:
+    """JSON for a small dict of primitives (and short flat lists), or None to go slow."""
+    if len(arguments) > limits.max_items:
+        return None
+    max_string = limits.max_string
+    secret = _name_cache(limits) if limits.redact else None
+    out: dict[Any, Any] | None = None
+    for key, value in arguments.items():
+        if type(key) is not str:
+            return None
+        kind = type(value)
+        if kind is str:
+            if len(value) > max_string:
+                return None
+        elif kind is int:
+            if not -_FAST_INT < value < _FAST_INT:
+                return None
+        elif kind is float:
+            if not math.isfinite(value):
+                return None
+        elif kind is list or kind is tuple:
+            if limits.max_depth < 2 or not _flat(value, max_string, limits.max_items):
+                return None
+        elif value is not None and kind is not bool:
+            return None
+        if secret is not None:
+            verdict = secret.get(key)
+            if verdict is None:
+                verdict = is_secret_name(key, limits)
+            if verdict:
+                if out is None:
+                    out = dict(arguments)
+                out[key] = REDACTED
+    text = _encode_json(arguments if out is None else out)
+    if text.isascii():
+        return text if len(text) <= max_bytes else None
+    try:
+        return text if len(text.encode("utf-8")) <= max_bytes else None
+    except UnicodeEncodeError:
+        return None
+
+
+def _flat(items: list[Any] | tuple[Any, ...], max_string: int, max_items: int) -> bool:
+    if len(items) > _FAST_SEQ or len(items) > max_items:
+        return False
+    for item in items:
+        kind = type(item)
+        if kind is str:
+            if len(item) > max_string:
+                return False
+        elif kind is int:
+            if not -_FAST_INT < item < _FAST_INT:
+                return False
+        elif kind is float:
+            if not math.isfinite(item):
+                return False
+        elif item is not None and kind is not bool:
+            return False
+    return True
+
+
+def _encode(value: Any, limits: Limits, max_bytes: int) -> str:
+    """Walk, dump, and shrink until the text fits `max_bytes`."""
+    budget = max_bytes
+    text = ""
+    for _ in range(4):
+        walker = _Walker(limits, budget)
+        text, size = _dump(walker.walk(value, 0))
+        if size <= max_bytes:
+            return text
+        # The estimate missed (escapes, markers): shrink in proportion and retry.
+        used = max(budget - walker.budget, 1)
+        budget = min(budget - 1, used * max_bytes // size * 9 // 10)
+        if budget <= 0:
+            break
+    return _json_string(text, max_bytes)
+
+
+def encode_inputs(arguments: Mapping[str, Any], limits: Limits, max_bytes: int) -> str:
+    """Return the JSON object text of a call's bound arguments; never raises.
+
+    Secret argument names (and secret keys at any depth) become `REDACTED`.
+    The result is valid JSON of at most `max_bytes` UTF-8 bytes (at least 2).
+    """
+    try:
+        if type(arguments) is dict:
+            fast = _fast_inputs(arguments, limits, max_bytes)
+            if fast is not None:
+                return fast
+        return _encode(arguments, limits, max_bytes)
+    except Exception as exc:
+        return _json_string(f"<arguments not serializable: {_type_name(exc)}>", max_bytes)
+
+
+def encode_output(value: Any, limits: Limits, max_bytes: int) -> tuple[str, str]:
+    """Return ``(text, mime)`` for a return value; never raises.
+
+    A str comes back as itself (cut to `max_bytes`) with ``text/plain``;
+    anything else as JSON text of at most `max_bytes` bytes with ``application/json``.
+    """
+    try:
+        if isinstance(value, str):
+            return _cap_text(str.__str__(value), max_bytes), MIME_TEXT
+        kind = type(value)
+        if value is None or kind is bool or (kind is int and -_FAST_INT < value < _FAST_INT):
+            text = _encode_json(value)
+            if len(text) <= max_bytes:
+                return text, MIME_JSON
+        return _encode(value, limits, max_bytes), MIME_JSON
+    except Exception as exc:
+        return _json_string(f"<output not serializable: {_type_name(exc)}>", max_bytes), MIME_JSON
+
+
+__all__ = [
+    "CYCLE",
+    "REDACTED",
+    "TRUNCATION_MARKER",
+    "Limits",
+    "encode_inputs",
+    "encode_output",
+    "get_limits",
+    "is_secret_name",
+    "safe_repr",
+    "set_limits",
+    "to_jsonable",
+]

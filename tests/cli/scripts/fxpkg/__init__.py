@@ -1,0 +1,1 @@
+"""Fixture package for ``flow-xray run -m fxpkg.tool``."""

@@ -1,0 +1,484 @@
+"""``@trace``: forms, function kinds, signatures, errors, generators and odd inputs."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from typing import Any
+
+import pytest
+
+from flow_xray import trace
+from flow_xray.model import TraceNode
+
+
+def only(result: Any, name: str) -> TraceNode:
+    nodes = result.find_all(name)
+    assert len(nodes) == 1, [n.name for n in result]
+    return nodes[0]
+
+
+# --- forms ---------------------------------------------------------------------
+
+
+def test_every_decorator_form_produces_one_span_per_call() -> None:
+    """@trace, @trace(), @trace("name") and @trace(name=...) each trace calls."""
+
+    @trace
+    def bare(x: int) -> int:
+        return x
+
+    @trace()
+    def empty(x: int) -> int:
+        return x
+
+    @trace("custom")
+    def positional(x: int) -> int:
+        return x
+
+    @trace(name="keyword", kind="tool")
+    def keyword(x: int) -> int:
+        return x
+
+    with trace.capture() as result:
+        bare(1)
+        empty(2)
+        positional(3)
+        keyword(4)
+    assert [n.name for n in result] == ["bare", "empty", "custom", "keyword"]
+    assert result.find("keyword").kind == "tool"  # type: ignore[union-attr]
+    assert result.find("bare").kind == "chain"  # type: ignore[union-attr]
+
+
+def test_signature_name_and_docstring_are_preserved() -> None:
+    """The wrapper keeps the signature, name and docstring."""
+
+    def original(a: int, b: str = "x", *args: int, c: float = 1.0, **kw: Any) -> str:
+        """Doc."""
+        return b
+
+    wrapped = trace(original)
+    assert inspect.signature(wrapped) == inspect.signature(original)
+    assert wrapped.__name__ == "original"
+    assert wrapped.__doc__ == "Doc."
+    assert wrapped.__wrapped__ is original  # type: ignore[attr-defined]
+
+
+def test_async_functions_stay_coroutine_functions() -> None:
+    """inspect.iscoroutinefunction holds for a traced ``async def``."""
+
+    @trace
+    async def fetch() -> int:
+        return 1
+
+    assert inspect.iscoroutinefunction(fetch)
+
+
+# --- inputs and outputs ---------------------------------------------------------
+
+
+def test_inputs_are_bound_arguments_with_defaults_applied() -> None:
+    """input.value is a JSON object of the bound arguments, defaults included."""
+
+    @trace
+    def f(a: int, b: int = 2, *rest: int, c: str = "z", **extra: Any) -> int:
+        return a
+
+    with trace.capture() as result:
+        f(1, 5, 6, 7, d=8)
+        f(a=3)
+    first, second = result.roots
+    assert first.inputs == {"a": 1, "b": 5, "rest": [6, 7], "c": "z", "extra": {"d": 8}}
+    assert second.inputs == {"a": 3, "b": 2, "rest": [], "c": "z", "extra": {}}
+
+
+def test_output_is_recorded_as_json_or_text() -> None:
+    """Structured return values are JSON; strings are kept as text."""
+
+    @trace
+    def structured() -> dict[str, Any]:
+        return {"answer": 42, "items": [1, 2]}
+
+    @trace
+    def text() -> str:
+        return "plain words"
+
+    with trace.capture() as result:
+        structured()
+        text()
+    assert result.find("structured").output == {"answer": 42, "items": [1, 2]}  # type: ignore[union-attr]
+    assert result.find("text").output == "plain words"  # type: ignore[union-attr]
+
+
+def test_capture_flags_and_exclude_keep_values_out() -> None:
+    """capture_input/capture_output=False and exclude= keep those values off the span."""
+
+    @trace(capture_input=False, capture_output=False)
+    def hidden(secret_sauce: str) -> str:
+        return secret_sauce
+
+    @trace(exclude=("blob",))
+    def partial(blob: bytes, label: str) -> None:
+        return None
+
+    with trace.capture() as result:
+        hidden("recipe")
+        partial(b"x" * 10, "ok")
+    assert result.find("hidden").inputs == {}  # type: ignore[union-attr]
+    assert result.find("hidden").output is None  # type: ignore[union-attr]
+    assert result.find("partial").inputs == {"label": "ok"}  # type: ignore[union-attr]
+
+
+def test_methods_do_not_capture_self_or_cls() -> None:
+    """Instance, class and static methods are traced; self/cls are not inputs."""
+
+    class Agent:
+        @trace
+        def act(self, goal: str) -> str:
+            return goal
+
+        @trace
+        @classmethod
+        def build(cls, size: int) -> int:
+            return size
+
+        @classmethod
+        @trace
+        def build2(cls, size: int) -> int:
+            return size
+
+        @trace
+        @staticmethod
+        def helper(x: int) -> int:
+            return x
+
+    with trace.capture() as result:
+        Agent().act("win")
+        Agent.build(3)
+        Agent.build2(4)
+        Agent.helper(5)
+    assert [n.name for n in result] == ["Agent.act", "Agent.build", "Agent.build2", "Agent.helper"]
+    assert [n.inputs for n in result] == [{"goal": "win"}, {"size": 3}, {"size": 4}, {"x": 5}]
+
+
+def test_static_attributes_and_source_location_are_recorded() -> None:
+    """attributes= values and code.* location attributes land on the span."""
+
+    @trace(attributes={"team": "search", "weights": [1, 2], "config": {"k": 1}})
+    def located() -> None:
+        return None
+
+    with trace.capture() as result:
+        located()
+    attrs = result.find("located").attributes  # type: ignore[union-attr]
+    assert attrs["team"] == "search"
+    assert attrs["weights"] == [1, 2]
+    assert json.loads(attrs["config"]) == {"k": 1}
+    assert attrs["code.function.name"].endswith("located")
+    assert attrs["code.file.path"] == __file__
+    assert isinstance(attrs["code.line.number"], int)
+
+
+# --- nesting -------------------------------------------------------------------
+
+
+def test_nested_calls_form_a_tree_in_call_order() -> None:
+    """Calls made inside a traced call become its children, ordered by start."""
+
+    @trace
+    def leaf(i: int) -> int:
+        return i
+
+    @trace
+    def root() -> int:
+        return leaf(1) + leaf(2)
+
+    with trace.capture() as result:
+        root()
+    (node,) = result.roots
+    assert node.name == "root"
+    assert [c.inputs["i"] for c in node.children] == [1, 2]
+    assert all(c.parent_id == node.span_id for c in node.children)
+
+
+def test_async_calls_nest_under_their_parent_across_gather() -> None:
+    """Children started by asyncio.gather attach to the awaiting span."""
+
+    @trace
+    async def step(i: int) -> int:
+        await asyncio.sleep(0.001 * (3 - i))
+        return i
+
+    @trace
+    async def fan_out() -> list[int]:
+        return list(await asyncio.gather(*(step(i) for i in range(3))))
+
+    with trace.capture() as result:
+        assert asyncio.run(fan_out()) == [0, 1, 2]
+    (node,) = result.roots
+    assert sorted(c.inputs["i"] for c in node.children) == [0, 1, 2]
+    assert result.find("fan_out").output == [0, 1, 2]  # type: ignore[union-attr]
+
+
+# --- errors ----------------------------------------------------------------------
+
+
+class CustomError(Exception):
+    pass
+
+
+def test_exception_passes_through_unchanged_and_is_recorded() -> None:
+    """The same exception object reaches the caller; the node has status, error and traceback."""
+    raised = CustomError("boom")
+
+    @trace
+    def fails() -> None:
+        raise raised
+
+    with trace.capture() as result, pytest.raises(CustomError) as info:
+        fails()
+    assert info.value is raised
+    assert "fails" in "".join(
+        f.name for f in __import__("traceback").extract_tb(info.value.__traceback__)
+    )
+    node = result.find("fails")
+    assert node is not None
+    assert node.status == "error"
+    assert node.error == "CustomError: boom"
+    assert node.traceback is not None and "raise raised" in node.traceback
+    assert node.attributes["error.type"].endswith("CustomError")
+    assert [e["name"] for e in node.events] == ["exception"]
+
+
+def test_exception_with_failing_str_is_still_recorded() -> None:
+    """An exception whose __str__ raises does not break tracing."""
+
+    class Nasty(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no str for you")
+
+    @trace
+    def fails() -> None:
+        raise Nasty()
+
+    with trace.capture() as result, pytest.raises(Nasty):
+        fails()
+    node = result.find("fails")
+    assert node is not None and node.status == "error"
+    assert node.error is not None and node.error.startswith("Nasty")
+
+
+def test_system_exit_zero_is_not_an_error() -> None:
+    """sys.exit(0) inside a traced call passes through without marking an error."""
+
+    @trace
+    def leave() -> None:
+        raise SystemExit(0)
+
+    with trace.capture() as result, pytest.raises(SystemExit):
+        leave()
+    assert result.find("leave").status == "ok"  # type: ignore[union-attr]
+
+
+# --- odd inputs ----------------------------------------------------------------------
+
+
+class BadRepr:
+    def __repr__(self) -> str:
+        raise ValueError("repr exploded")
+
+    def __eq__(self, other: object) -> bool:
+        raise TypeError("no eq")
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def test_odd_arguments_and_returns_never_break_the_call() -> None:
+    """Bad __repr__, cycles and huge strings are recorded safely; results are untouched."""
+    cyclic: list[Any] = [1]
+    cyclic.append(cyclic)
+    huge = "x" * 5_000_000
+    bad = BadRepr()
+
+    @trace
+    def odd(a: Any, b: Any, c: Any) -> Any:
+        return a
+
+    with trace.capture() as result:
+        assert odd(bad, cyclic, huge) is bad
+        assert odd(cyclic, 1, 2) is cyclic
+    first, second = result.roots
+    assert len(json.dumps(first.inputs)) < 20_000
+    assert "truncated" in json.dumps(first.inputs)
+    assert "cycle" in json.dumps(second.output)
+
+
+def test_secret_arguments_are_redacted_but_token_counts_are_not() -> None:
+    """password/api_key are redacted at any depth; max_tokens stays."""
+
+    @trace(kind="llm")
+    def call(api_key: str, max_tokens: int, options: dict[str, Any]) -> None:
+        return None
+
+    with trace.capture() as result:
+        call("sk-123", 256, {"nested": {"password": "hunter2"}, "prompt_tokens": 3})
+    inputs = result.find("call").inputs  # type: ignore[union-attr]
+    assert inputs["api_key"] == "[REDACTED]"
+    assert inputs["max_tokens"] == 256
+    assert inputs["options"] == {"nested": {"password": "[REDACTED]"}, "prompt_tokens": 3}
+
+
+# --- generators ----------------------------------------------------------------------
+
+
+def test_generator_span_covers_the_whole_iteration() -> None:
+    """A generator's span ends at exhaustion and parents the calls made while iterating."""
+
+    @trace
+    def inner(i: int) -> int:
+        return i
+
+    @trace
+    def numbers(n: int) -> Any:
+        for i in range(n):
+            yield inner(i)
+        return "done"
+
+    with trace.capture() as result:
+        assert list(numbers(3)) == [0, 1, 2]
+    node = only(result, "numbers")
+    assert not node.incomplete
+    assert node.output == {"yielded": [0, 1, 2], "count": 3, "returned": "done"}
+    assert [c.name for c in node.children] == ["inner"] * 3
+
+
+def test_generator_closed_early_is_marked_incomplete() -> None:
+    """break out of a traced generator ends its span, marked incomplete."""
+
+    @trace
+    def forever() -> Any:
+        i = 0
+        while True:
+            yield i
+            i += 1
+
+    with trace.capture() as result:
+        for value in forever():
+            if value == 2:
+                break
+    node = only(result, "forever")
+    assert node.incomplete
+    assert node.latency_ms is not None
+    assert node.status == "ok"
+
+
+def test_generator_error_marks_the_span_failed() -> None:
+    """An exception inside a generator reaches the consumer and marks the span."""
+
+    @trace
+    def broken() -> Any:
+        yield 1
+        raise KeyError("gone")
+
+    with trace.capture() as result, pytest.raises(KeyError):
+        list(broken())
+    node = only(result, "broken")
+    assert node.status == "error" and node.error == "KeyError: 'gone'"
+
+
+def test_no_context_stays_attached_across_yield() -> None:
+    """Between items the consumer's spans are not children of the generator's span."""
+
+    @trace
+    def producer() -> Any:
+        yield 1
+        yield 2
+
+    @trace
+    def consumer_step(x: int) -> int:
+        return x
+
+    with trace.capture() as result:
+        for item in producer():
+            consumer_step(item)
+    assert {n.name for n in result.roots} == {"producer", "consumer_step"}
+    assert only(result, "producer").children == []
+
+
+def test_generator_send_and_throw_are_forwarded() -> None:
+    """send() values and throw() exceptions reach the wrapped generator."""
+
+    @trace
+    def echo() -> Any:
+        received = []
+        try:
+            while True:
+                received.append((yield len(received)))
+        except ValueError:
+            yield received
+
+    with trace.capture():
+        gen = echo()
+        next(gen)
+        gen.send("a")
+        gen.send("b")
+        assert gen.throw(ValueError("stop")) == ["a", "b"]
+        gen.close()
+
+
+def test_async_generator_is_traced_and_closed_early() -> None:
+    """Async generators get a span; early exit marks it incomplete."""
+
+    @trace
+    async def ticks(n: int) -> Any:
+        for i in range(n):
+            await asyncio.sleep(0)
+            yield i
+
+    async def consume() -> list[int]:
+        out = [i async for i in ticks(3)]
+        gen = ticks(10)
+        async for i in gen:
+            if i == 1:
+                break
+        await gen.aclose()
+        return out
+
+    with trace.capture() as result:
+        assert asyncio.run(consume()) == [0, 1, 2]
+    complete, partial = result.roots
+    assert not complete.incomplete and complete.output["count"] == 3
+    assert partial.incomplete
+
+
+# --- usage and metadata ------------------------------------------------------------
+
+
+def test_usage_and_annotate_record_on_the_current_span() -> None:
+    """trace.usage() gives tokens and cost; trace.annotate() gives meta keys."""
+
+    @trace(kind="llm")
+    def llm() -> str:
+        trace.usage(model="gpt-4o-mini", input_tokens=1000, output_tokens=500)
+        trace.annotate(user="u1", tags=["a", "b"])
+        return "hi"
+
+    with trace.capture() as result:
+        llm()
+    meta = result.find("llm").meta  # type: ignore[union-attr]
+    assert meta["model"] == "gpt-4o-mini"
+    assert (meta["prompt_tokens"], meta["completion_tokens"], meta["total_tokens"]) == (
+        1000,
+        500,
+        1500,
+    )
+    assert meta["estimated_cost_usd"] > 0
+    assert meta["user"] == "u1"
+    assert json.loads(meta["tags"]) == ["a", "b"]
+
+
+def test_usage_outside_any_span_is_a_no_op() -> None:
+    """Calling trace.usage/annotate with no span open does nothing and raises nothing."""
+    trace.usage(model="gpt-4o", input_tokens=1)
+    trace.annotate(x=1)

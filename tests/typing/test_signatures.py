@@ -1,0 +1,58 @@
+"""A type checker sees a decorated function with its original signature."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SNIPPET = '''
+from typing import AsyncIterator, Iterator
+from flow_xray import trace
+
+@trace
+def plain(a: int, b: str = "x") -> float:
+    return 1.0
+
+@trace(kind="tool", exclude=("b",))
+def configured(a: int, *, b: bytes) -> list[str]:
+    return []
+
+@trace("named")
+async def coro(q: str) -> int:
+    return 1
+
+@trace
+def gen(n: int) -> Iterator[int]:
+    yield n
+
+reveal_type(plain)
+reveal_type(configured)
+reveal_type(coro)
+reveal_type(gen)
+'''
+
+
+def test_decorated_functions_keep_their_signatures(tmp_path: Path) -> None:
+    """mypy reveals the undecorated types for every decorator form."""
+    if shutil.which("mypy") is None and subprocess.run(
+        [sys.executable, "-m", "mypy", "--version"], capture_output=True
+    ).returncode != 0:
+        pytest.skip("mypy is not installed")
+    source = tmp_path / "snippet.py"
+    source.write_text(SNIPPET)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(source)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    out = proc.stdout
+    assert 'def (a: builtins.int, b: builtins.str =) -> builtins.float' in out, out
+    assert "def (a: builtins.int, *, b: builtins.bytes) -> builtins.list[builtins.str]" in out, out
+    assert "def (q: builtins.str) -> typing.Coroutine[Any, Any, builtins.int]" in out, out
+    assert "def (n: builtins.int) -> typing.Iterator[builtins.int]" in out, out
+    assert "error" not in out.replace("Revealed type", ""), out

@@ -45,26 +45,69 @@ _EXPORTS: dict[str, str] = {
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
-    from flow_xray.api import propagate, trace
-    from flow_xray.autodiff import (
-        GraphDebugger,
-        TwoStepDebugger,
-        Value,
-        backward_from,
-        graph_to_ir,
-        ir_to_json,
-        iter_backward_steps,
-        standalone_viewer_html,
-        topological_order,
-        value_graph_to_dot,
-        write_dot,
-        write_standalone_viewer_html,
-        zero_grad,
+    # ``import x as x`` marks explicit re-exports for type checkers.
+    from flow_xray.api import (
+        propagate as propagate,
     )
-    from flow_xray.errors import FlowXrayError, TraceFileError
-    from flow_xray.model import Totals, TraceNode, TraceResult
-    from flow_xray.processor import FlowXrayProcessor
-    from flow_xray.provider import configure
+    from flow_xray.api import (
+        trace as trace,
+    )
+    from flow_xray.autodiff import (
+        GraphDebugger as GraphDebugger,
+    )
+    from flow_xray.autodiff import (
+        TwoStepDebugger as TwoStepDebugger,
+    )
+    from flow_xray.autodiff import (
+        Value as Value,
+    )
+    from flow_xray.autodiff import (
+        backward_from as backward_from,
+    )
+    from flow_xray.autodiff import (
+        graph_to_ir as graph_to_ir,
+    )
+    from flow_xray.autodiff import (
+        ir_to_json as ir_to_json,
+    )
+    from flow_xray.autodiff import (
+        iter_backward_steps as iter_backward_steps,
+    )
+    from flow_xray.autodiff import (
+        standalone_viewer_html as standalone_viewer_html,
+    )
+    from flow_xray.autodiff import (
+        topological_order as topological_order,
+    )
+    from flow_xray.autodiff import (
+        value_graph_to_dot as value_graph_to_dot,
+    )
+    from flow_xray.autodiff import (
+        write_dot as write_dot,
+    )
+    from flow_xray.autodiff import (
+        write_standalone_viewer_html as write_standalone_viewer_html,
+    )
+    from flow_xray.autodiff import (
+        zero_grad as zero_grad,
+    )
+    from flow_xray.errors import (
+        FlowXrayError as FlowXrayError,
+    )
+    from flow_xray.errors import (
+        TraceFileError as TraceFileError,
+    )
+    from flow_xray.model import (
+        Totals as Totals,
+    )
+    from flow_xray.model import (
+        TraceNode as TraceNode,
+    )
+    from flow_xray.model import (
+        TraceResult as TraceResult,
+    )
+    from flow_xray.processor import FlowXrayProcessor as FlowXrayProcessor
+    from flow_xray.provider import configure as configure
 
 
 def __getattr__(name: str) -> Any:

@@ -1,4 +1,4 @@
-"""The public ``trace`` object: the decorator plus ``usage``, ``annotate``, ``capture`` and ``run``."""
+"""The public ``trace`` object: the decorator, plus ``usage``, ``annotate``, ``capture``, ``run``."""
 
 from __future__ import annotations
 
@@ -45,19 +45,8 @@ class Trace:
     @overload
     def __call__(
         self,
-        name: str | None = None,
+        func_or_name: str | None = None,
         /,
-        *,
-        kind: str = "chain",
-        capture_input: bool = True,
-        capture_output: bool = True,
-        exclude: Iterable[str] = (),
-        attributes: Mapping[str, Any] | None = None,
-    ) -> Callable[[F], F]: ...
-
-    @overload
-    def __call__(
-        self,
         *,
         name: str | None = None,
         kind: str = "chain",

@@ -53,7 +53,12 @@ class _FlowXrayGroup(click.Group):
     ) -> int:
         try:
             rv = super().main(
-                args, prog_name, complete_var, False, windows_expand_args, **extra
+                args,
+                prog_name,
+                complete_var,
+                standalone_mode=False,
+                windows_expand_args=windows_expand_args,
+                **extra,
             )
             code = rv if isinstance(rv, int) else 0
         except click.exceptions.NoArgsIsHelpError as exc:
@@ -71,7 +76,9 @@ class _FlowXrayGroup(click.Group):
 
 
 @click.group(cls=_FlowXrayGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", prog_name="flow-xray", message="%(prog)s %(version)s")
+@click.version_option(
+    __version__, "--version", prog_name="flow-xray", message="%(prog)s %(version)s"
+)
 def cli() -> None:
     """flow-xray: an execution-graph debugger for Python.
 
@@ -79,11 +86,13 @@ def cli() -> None:
     """
 
 
-@cli.command(
-    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False}
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option(
+    "-m", "module", metavar="MODULE", help="Run a module (like `python -m`) instead of a script."
 )
-@click.option("-m", "module", metavar="MODULE", help="Run a module (like `python -m`) instead of a script.")
-@click.option("--html", "html_path", metavar="PATH", help="Viewer to write [default: <script>_trace.html].")
+@click.option(
+    "--html", "html_path", metavar="PATH", help="Viewer to write [default: <script>_trace.html]."
+)
 @click.option("--json", "json_path", metavar="PATH", help="Also save the trace as flow-xray JSON.")
 @click.option("--title", help="Title of the viewer page.")
 @click.option("--open", "open_browser", is_flag=True, help="Open the viewer in a web browser.")
@@ -92,9 +101,13 @@ def cli() -> None:
 @click.option(
     "--otlp-protocol", type=click.Choice(["grpc", "http/protobuf"]), help="OTLP transport."
 )
-@click.option("--otlp-header", "otlp_headers", metavar="K=V", multiple=True, help="OTLP header (repeatable).")
+@click.option(
+    "--otlp-header", "otlp_headers", metavar="K=V", multiple=True, help="OTLP header (repeatable)."
+)
 @click.option("--service-name", metavar="NAME", help="service.name of the exported spans.")
-@click.option("--otlp-json", "otlp_json", metavar="FILE", help="Also write spans as OTLP JSON lines.")
+@click.option(
+    "--otlp-json", "otlp_json", metavar="FILE", help="Also write spans as OTLP JSON lines."
+)
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED, metavar="SCRIPT [ARGS]...")
 def run(
     module: str | None,
@@ -138,8 +151,8 @@ def run(
     provider = _configure(otlp_endpoint, otlp_protocol, headers, service_name, otlp_json)
     outcome = runner.run_target(target)
     if outcome.exception is not None:
-        exc = outcome.exception
-        sys.excepthook(type(exc), exc, exc.__traceback__)
+        crash = outcome.exception
+        sys.excepthook(type(crash), crash, crash.__traceback__)
     elif outcome.exit_message is not None:
         click.echo(outcome.exit_message, err=True)
 
@@ -156,7 +169,9 @@ def run(
 
 @cli.command()
 @click.argument("file", metavar="FILE")
-@click.option("--html", "html_path", metavar="PATH", help="Viewer to write [default: <FILE stem>.html].")
+@click.option(
+    "--html", "html_path", metavar="PATH", help="Viewer to write [default: <FILE stem>.html]."
+)
 @click.option("--title", help="Title of the viewer page.")
 @click.option("--open", "open_browser", is_flag=True, help="Open the viewer in a web browser.")
 def view(file: str, html_path: str | None, title: str | None, open_browser: bool) -> int:
@@ -196,7 +211,9 @@ def dot() -> None:
 
 @dot.command("demo")
 @click.argument("which", required=False, type=click.Choice(["forward", "backward"]))
-@click.option("--output-dir", default=".", metavar="DIR", help="Folder for the .dot files [default: .].")
+@click.option(
+    "--output-dir", default=".", metavar="DIR", help="Folder for the .dot files [default: .]."
+)
 @click.option("--html", "html_path", metavar="FILE", help="Also write an offline viewer.")
 def dot_demo(which: str | None, output_dir: str, html_path: str | None) -> int:
     """Write the demo graph's DOT: demo_forward.dot, demo_backward.dot (default: both).
@@ -239,8 +256,12 @@ def dot_demo(which: str | None, output_dir: str, html_path: str | None) -> int:
 
 @dot.command("export")
 @click.argument("script", metavar="SCRIPT")
-@click.option("-o", "--output", metavar="FILE.dot", help="DOT file to write [default: <SCRIPT stem>.dot].")
-@click.option("--backward", is_flag=True, help="Run root.backward() first so the graph shows gradients.")
+@click.option(
+    "-o", "--output", metavar="FILE.dot", help="DOT file to write [default: <SCRIPT stem>.dot]."
+)
+@click.option(
+    "--backward", is_flag=True, help="Run root.backward() first so the graph shows gradients."
+)
 @click.option("--html", "html_path", metavar="FILE", help="Also write an offline viewer.")
 def dot_export(script: str, output: str | None, backward: bool, html_path: str | None) -> int:
     """Run SCRIPT (not as __main__) and export its `root` Value graph as DOT."""
@@ -292,7 +313,9 @@ def _load_root(target: Any) -> Value:
     except runner.ScriptFailed as failed:
         exc = failed.exception
         if isinstance(exc, SystemExit):
-            raise CliError(f"{target.name} called sys.exit({exc.code!r}) before defining root") from None
+            raise CliError(
+                f"{target.name} called sys.exit({exc.code!r}) before defining root"
+            ) from None
         traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
         raise CliError(f"{target.name} raised {type(exc).__name__}: {exc}") from None
     if "root" not in namespace:
@@ -329,7 +352,9 @@ def _load_trace(path: str) -> TraceResult:
         except ValueError as exc:
             raise TraceFileError(f"{path} is not a trace: not JSON ({exc})") from None
         if not (isinstance(data, Mapping) and "resourceSpans" in data):
-            raise TraceFileError(f"{path} is not a trace: not flow-xray JSON or OTLP JSON lines")
+            raise TraceFileError(
+                f"{path} is not a trace: not flow-xray JSON or OTLP JSON lines"
+            ) from None
     if isinstance(data, Mapping) and "resourceSpans" in data:
         from flow_xray.otlp_json import read_otlp_json
         from flow_xray.tree import build_result

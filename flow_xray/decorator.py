@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import os
 import traceback
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
 from typing import Any, Final
@@ -65,8 +66,13 @@ def current_tracer() -> trace_api.Tracer | None:
     disabled ``@trace`` under a microsecond.
     """
     global _tracer_cache
-    provider: object = trace_api.get_tracer_provider()
-    if isinstance(provider, ProxyTracerProvider):
+    # The API's get_tracer_provider() looks up an environment variable on every
+    # call while no provider is set; reading the global directly avoids that on
+    # the hot path. A provider named by OTEL_PYTHON_TRACER_PROVIDER is loaded once.
+    provider: object = getattr(trace_api, "_TRACER_PROVIDER", _UNKNOWN)
+    if provider is _UNKNOWN or (provider is None and _PROVIDER_FROM_ENV):
+        provider = trace_api.get_tracer_provider()
+    if provider is None or isinstance(provider, ProxyTracerProvider):
         provider = _fallback_provider
     cached_provider, tracer = _tracer_cache
     if provider is cached_provider:
@@ -81,6 +87,10 @@ def current_tracer() -> trace_api.Tracer | None:
             tracer = None
     _tracer_cache = (provider, tracer)
     return tracer
+
+
+_UNKNOWN: Final = object()
+_PROVIDER_FROM_ENV: Final = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
 
 
 # --- recording helpers (never raise) -----------------------------------------
@@ -101,7 +111,7 @@ def record_usage_from(span: Span, value: Any) -> None:
 
 
 def record_error(span: Span, exc: BaseException) -> None:
-    """Mark ``span`` as failed: ERROR status ``Type: message``, ``error.type``, an exception event."""
+    """Mark ``span`` failed: status ERROR ``Type: message``, ``error.type``, an exception event."""
     try:
         type_name = type(exc).__qualname__
         try:
@@ -126,7 +136,9 @@ def record_error(span: Span, exc: BaseException) -> None:
                 "exception.escaped": True,
             },
         )
-        span.set_status(Status(StatusCode.ERROR, f"{type_name}: {message}" if message else type_name))
+        span.set_status(
+            Status(StatusCode.ERROR, f"{type_name}: {message}" if message else type_name)
+        )
     except Exception:
         _contained("an exception")
 
@@ -158,9 +170,14 @@ def make_binder(func: Callable[..., Any], exclude: Sequence[str]) -> Binder:
         return lambda args, kwargs: {"args": list(args), **kwargs}
     params = list(signature.parameters.values())
     skip = set(exclude)
-    if params and params[0].name in ("self", "cls") and params[0].kind in (
-        inspect.Parameter.POSITIONAL_ONLY,
-        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    if (
+        params
+        and params[0].name in ("self", "cls")
+        and params[0].kind
+        in (
+            inspect.Parameter.POSITIONAL_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        )
     ):
         skip.add(params[0].name)
 
@@ -241,8 +258,10 @@ class _Spec:
             static[str(key)] = _attribute_value(value)
         self.static_attributes = static
 
-    def start(self, tracer: trace_api.Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Span, int]:
-        """Start the span (parented by the current context); record inputs. Returns (span, bytes used)."""
+    def start(
+        self, tracer: trace_api.Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[Span, int]:
+        """Start the span under the current context and record inputs; return (span, bytes used)."""
         span = tracer.start_span(self.name, attributes=self.static_attributes)
         used = 0
         if self.binder is not None and span.is_recording():
@@ -286,7 +305,9 @@ def _default_name(func: Callable[..., Any]) -> str:
 def _attribute_value(value: Any) -> Any:
     if isinstance(value, (str, bool, int, float)):
         return value
-    if isinstance(value, (list, tuple)) and all(isinstance(v, (str, bool, int, float)) for v in value):
+    if isinstance(value, (list, tuple)) and all(
+        isinstance(v, (str, bool, int, float)) for v in value
+    ):
         return list(value)
     import json
 
@@ -314,7 +335,7 @@ def wrap(
             exclude=exclude,
             attributes=attributes,
         )
-        return type(func)(inner)  # type: ignore[return-value]
+        return type(func)(inner)
     spec = _Spec(func, name, kind, capture_input, capture_output, exclude, attributes)
     if inspect.isasyncgenfunction(func):
         wrapper = _wrap_async_generator(func, spec)

@@ -19,7 +19,7 @@ from flow_xray.errors import TraceFileError
 SCHEMA_VERSION = 1
 
 
-@dataclass(eq=True)
+@dataclass(eq=False)
 class TraceNode:
     """One call: a span with its inputs, output, error, timing and LLM metadata.
 
@@ -49,6 +49,23 @@ class TraceNode:
     events: list[dict[str, Any]] = field(default_factory=list)
     children: list[TraceNode] = field(default_factory=list)
 
+    def __eq__(self, other: object) -> bool:
+        """Field-by-field equality of whole subtrees, compared iteratively (deep traces)."""
+        if not isinstance(other, TraceNode):
+            return NotImplemented
+        names = [f.name for f in fields(self) if f.name != "children"]
+        pairs = [(self, other)]
+        while pairs:
+            a, b = pairs.pop()
+            if len(a.children) != len(b.children):
+                return False
+            if any(getattr(a, n) != getattr(b, n) for n in names):
+                return False
+            pairs.extend(zip(a.children, b.children, strict=True))
+        return True
+
+    __hash__ = None  # type: ignore[assignment]
+
     def __iter__(self) -> Iterator[TraceNode]:
         """Yield this node and its descendants in pre-order (iteratively)."""
         stack = [self]
@@ -67,8 +84,9 @@ class TraceNode:
             for f in fields(node):
                 if f.name != "children":
                     target[f.name] = getattr(node, f.name)
-            target["children"] = kids = [{} for _ in node.children]
-            stack.extend(zip(node.children, kids))
+            kids: list[dict[str, Any]] = [{} for _ in node.children]
+            target["children"] = kids
+            stack.extend(zip(node.children, kids, strict=True))
         return out
 
     @classmethod
@@ -163,8 +181,6 @@ class TraceResult:
             nodes += 1
             errors += node.status == "error"
             meta = node.meta
-            # Only leaf-most usage counts: a parent that re-reports its children's
-            # tokens would double them, so sum only nodes that carry usage themselves.
             prompt += _int(meta.get("prompt_tokens"))
             completion += _int(meta.get("completion_tokens"))
             total += _int(meta.get("total_tokens"))
@@ -226,7 +242,9 @@ class TraceResult:
 
         return trace_to_dot(self.to_dict())
 
-    def to_html(self, path: str | os.PathLike[str] | None = None, title: str = "flow-xray trace") -> str:
+    def to_html(
+        self, path: str | os.PathLike[str] | None = None, title: str = "flow-xray trace"
+    ) -> str:
         """Return the self-contained offline viewer page; also write it to ``path`` if given."""
         from flow_xray.render import trace_to_html
 

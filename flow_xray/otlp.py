@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -46,6 +47,7 @@ _SDK_EXPORTER_LOGGERS: Final = (
 )
 
 
+_RETRY_NOTE: Final = re.compile(r",? retrying in [0-9.]+s\.?")
 _GENERIC_ERRORS: Final = ("max retries or shutdown", "Shutdown in progress")
 
 
@@ -213,6 +215,7 @@ class _QuietWhileExporting(logging.Filter):
             return True
         message = record.getMessage()
         _debug_log.debug("%s", message)
+        message = _RETRY_NOTE.sub("", message)
         # The SDK's final line can be generic ("max retries or shutdown"); the
         # retry lines before it carry the cause, so keep the most specific one.
         if exporter.last_error is None or not any(g in message for g in _GENERIC_ERRORS):
@@ -250,7 +253,6 @@ class LossCountingExporter(SpanExporter):
         """Forward to the wrapped exporter unless closed; failures become a count, not a raise."""
         if self._closed:
             return SpanExportResult.FAILURE
-        self.last_error = None
         _scope.exporter = self
         try:
             result = self._inner.export(spans)

@@ -138,6 +138,13 @@ def configure(
         raise ConfigurationError(f"export_timeout_s must be positive, got {export_timeout_s!r}")
     sampler = _sampler(sample_ratio)
     resource = _resource(service_name, resource_attributes)
+    target = resolve_target(endpoint, protocol, headers)
+    json_key = None
+    if json_path is not None:
+        resolved = Path(json_path).resolve()
+        if not resolved.parent.is_dir():
+            raise ConfigurationError(f"json_path: folder {resolved.parent} does not exist")
+        json_key = (JSON_FILE, str(resolved))
     if _sdk_disabled():
         return TracerProvider(resource=resource, shutdown_on_exit=False)
 
@@ -167,15 +174,14 @@ def configure(
 
         # Under someone else's provider only explicit destinations are added: the
         # environment's endpoint is theirs and is most likely exported to already.
-        target = resolve_target(endpoint, protocol, headers, use_env_endpoint=not foreign)
+        if foreign and endpoint is None:
+            target = None
         if target is not None and not _has_pipeline(provider, (target.protocol, target.endpoint)):
             exporter = build_exporter(target, export_timeout_s)
             _add_pipeline(provider, ExportPipeline((target.protocol, target.endpoint), exporter))
-        if json_path is not None:
-            key = (JSON_FILE, str(Path(json_path).resolve()))
-            if not _has_pipeline(provider, key):
-                exporter = OtlpJsonFileExporter(key[1])
-                _add_pipeline(provider, ExportPipeline(key, exporter, JSON_QUEUE_SIZE))
+        if json_key is not None and not _has_pipeline(provider, json_key):
+            json_exporter = OtlpJsonFileExporter(json_key[1])
+            _add_pipeline(provider, ExportPipeline(json_key, json_exporter, JSON_QUEUE_SIZE))
         _timeout_s = max(_timeout_s or 0.0, export_timeout_s)
         if not _atexit_registered:
             atexit.register(shutdown)

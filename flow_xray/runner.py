@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import itertools
 import os
 import runpy
 import sys
@@ -36,11 +37,11 @@ from flow_xray.model import TraceResult
 # Python's own convention for a process stopped by Ctrl-C (128 + SIGINT).
 INTERRUPTED_EXIT_CODE = 130
 
-# Frames from these files sit between the user's code and the top of a
-# traceback; they are dropped so the traceback reads as Python's would.
-_OWN_FILES = frozenset(
-    {(lambda: None).__code__.co_filename, runpy._run_module_code.__code__.co_filename}
-)
+# Frames from flow-xray's own modules (the runner, the @trace wrappers) and from
+# runpy are dropped from tracebacks, so they read as Python's would for the script.
+_PACKAGE_DIR = os.path.dirname(os.path.abspath((lambda: None).__code__.co_filename))
+_EXAMPLES_DIR = os.path.join(_PACKAGE_DIR, "examples")
+_RUNPY_FILE = runpy.run_path.__code__.co_filename
 
 
 class ScriptError(FlowXrayError):
@@ -161,14 +162,14 @@ def run_target(target: Target, *, all_threads: bool = True) -> RunOutcome:
                 _join_new_threads(before)
         except SystemExit as exc:
             exit_code, exit_message = _exit_status(exc.code)
-        except BaseException as exc:  # noqa: BLE001 - the script's exception is reported, not raised
-            exception = exc.with_traceback(_user_frames(exc.__traceback__))
+        except BaseException as exc:  # the script's exception is reported, not raised
+            exception = _trim_chain(exc)
             exit_code = INTERRUPTED_EXIT_CODE if isinstance(exc, KeyboardInterrupt) else 1
     return RunOutcome(result, exit_code, exception, exit_message)
 
 
 def run_for_namespace(target: Target, run_name: str = "__flow_xray_script__") -> dict[str, Any]:
-    """Run ``target`` as a plain module named ``run_name`` (no ``__main__`` block) and return its globals.
+    """Run ``target`` as a module named ``run_name`` (its main block skipped); return its globals.
 
     ``sys.argv`` and ``sys.path`` are set and restored as for `run_target`; no
     capture is opened. Used by ``flow-xray dot export`` to read a script's ``root``.
@@ -181,8 +182,8 @@ def run_for_namespace(target: Target, run_name: str = "__flow_xray_script__") ->
         return _execute(target, run_name)
     except KeyboardInterrupt:
         raise
-    except BaseException as exc:  # noqa: BLE001 - handed to the caller inside ScriptFailed
-        raise ScriptFailed(exc.with_traceback(_user_frames(exc.__traceback__))) from None
+    except BaseException as exc:  # handed to the caller inside ScriptFailed
+        raise ScriptFailed(_trim_chain(exc)) from None
 
 
 def _execute(target: Target, run_name: str = "__main__") -> dict[str, Any]:
@@ -224,7 +225,7 @@ def _find_spec(name: str) -> importlib.machinery.ModuleSpec | None:
         raise ScriptError(f"no module named {exc.name or name!r}") from None
     except (ImportError, ValueError) as exc:
         raise ScriptError(f"cannot find module {name!r}: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - a parent package that crashes on import is bad input
+    except Exception as exc:  # a parent package that crashes on import is bad input
         raise ScriptError(
             f"importing the package of {name!r} failed: {type(exc).__name__}: {exc}"
         ) from None
@@ -272,9 +273,40 @@ def _exit_status(code: object) -> tuple[int, str | None]:
 
 
 def _user_frames(tb: TracebackType | None) -> TracebackType | None:
-    """Drop flow-xray's and runpy's frames from the top of ``tb``."""
-    head = tb
-    while head is not None and head.tb_frame.f_code.co_filename in _OWN_FILES:
-        head = head.tb_next
-    # If the error came from our own code rather than the script's, keep everything.
-    return head if head is not None else tb
+    """Unlink flow-xray's and runpy's frames from ``tb``; keep ``tb`` if nothing else is left."""
+    kept: list[TracebackType] = []
+    node = tb
+    while node is not None:
+        if not _is_own_frame(node.tb_frame.f_code.co_filename):
+            kept.append(node)
+        node = node.tb_next
+    if not kept:  # the error is flow-xray's own: show all of it
+        return tb
+    for current, following in itertools.pairwise(kept):
+        current.tb_next = following
+    kept[-1].tb_next = None
+    return kept[0]
+
+
+def _is_own_frame(filename: str) -> bool:
+    if filename == _RUNPY_FILE:
+        return True
+    return _inside(filename, _PACKAGE_DIR) and not _inside(filename, _EXAMPLES_DIR)
+
+
+def _inside(filename: str, folder: str) -> bool:
+    return filename.startswith(folder + os.sep)
+
+
+def _trim_chain(exc: BaseException) -> BaseException:
+    """Trim the traceback of ``exc`` and of every exception chained to it."""
+    seen: set[int] = set()
+    pending: list[BaseException] = [exc]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        current.__traceback__ = _user_frames(current.__traceback__)
+        pending.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return exc

@@ -44,6 +44,7 @@ _DEPTH_CEILING: Final = 64
 _MAX_INT_BITS: Final = 1024
 _FAST_INT: Final = 1 << 63
 _FAST_SEQ: Final = 32
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
@@ -242,7 +243,7 @@ def _dump(tree: Any) -> tuple[str, int]:
     try:
         return text, len(text.encode("utf-8"))
     except UnicodeEncodeError:
-        text = _ASCII_encode_json(tree)
+        text = _encode_json_ascii(tree)
         return text, len(text)
 
 
@@ -291,6 +292,24 @@ def _field(obj: Any, name: str) -> Any:
         return getattr(obj, name)
     except Exception as exc:
         return f"<unavailable: {_type_name(exc)}>"
+
+
+def _dump_method(value: Any, cls: type) -> dict[Any, Any] | None:
+    """The dict from ``_asdict()`` (namedtuples) or ``model_dump()`` (pydantic), if any.
+
+    Looked up on the class: an instance ``__getattr__`` (mocks, proxies) must not
+    make every object look like a model. A method that fails means "use repr".
+    """
+    if isinstance(value, type):
+        return None
+    for name in ("_asdict", "model_dump"):
+        if callable(getattr(cls, name, None)):
+            try:
+                dumped = getattr(value, name)()
+            except Exception:
+                return None
+            return dumped if isinstance(dumped, dict) else None
+    return None
 
 
 def _repr_key(item: Any) -> str:
@@ -394,14 +413,9 @@ class _Walker:
         cls = type(value)
         if isinstance(value, enum.Enum):
             return self.walk(value.value, depth)
-        # Class-level lookups: an instance __getattr__ (mocks, proxies) must not
-        # make every object look like a namedtuple or a pydantic model.
-        if callable(getattr(cls, "_asdict", None)):
-            return self._mapping(value, value._asdict().items(), None, depth)
-        if callable(getattr(cls, "model_dump", None)) and not isinstance(value, type):
-            dumped = value.model_dump()
-            if isinstance(dumped, dict):
-                return self._mapping(value, dict.items(dumped), len(dumped), depth)
+        dumped = _dump_method(value, cls)
+        if dumped is not None:
+            return self._mapping(value, dict.items(dumped), len(dumped), depth)
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             fields = dataclasses.fields(value)
             pairs = ((f.name, _field(value, f.name)) for f in fields)
@@ -518,10 +532,14 @@ def to_jsonable(value: Any, limits: Limits) -> Any:
 
 
 def _fast_inputs(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> str | None:
-    """JSON for a small dict of primitives (and short flat lists), or None to go slow."""
+    """JSON for a small dict of primitives and short flat lists, or None to take the walk.
+
+    NaN and infinities are left to the encoder, which refuses them (ValueError).
+    """
     if len(arguments) > limits.max_items:
         return None
     max_string = limits.max_string
+    max_seq = min(_FAST_SEQ, limits.max_items) if limits.max_depth >= 2 else -1
     secret = _name_cache(limits) if limits.redact else None
     out: dict[Any, Any] | None = None
     for key, value in arguments.items():
@@ -534,13 +552,20 @@ def _fast_inputs(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> s
         elif kind is int:
             if not -_FAST_INT < value < _FAST_INT:
                 return None
-        elif kind is float:
-            if not math.isfinite(value):
-                return None
         elif kind is list or kind is tuple:
-            if limits.max_depth < 2 or not _flat(value, max_string, limits.max_items):
+            if len(value) > max_seq:
                 return None
-        elif value is not None and kind is not bool:
+            for item in value:
+                kind = type(item)
+                if kind is str:
+                    if len(item) > max_string:
+                        return None
+                elif kind is int:
+                    if not -_FAST_INT < item < _FAST_INT:
+                        return None
+                elif kind not in _SCALARS:
+                    return None
+        elif kind not in _SCALARS:
             return None
         if secret is not None:
             verdict = secret.get(key)
@@ -550,32 +575,13 @@ def _fast_inputs(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> s
                 if out is None:
                     out = dict(arguments)
                 out[key] = REDACTED
-    text = _encode_json(arguments if out is None else out)
-    if text.isascii():
-        return text if len(text) <= max_bytes else None
     try:
+        text = _encode_json(arguments if out is None else out)
+        if text.isascii():
+            return text if len(text) <= max_bytes else None
         return text if len(text.encode("utf-8")) <= max_bytes else None
-    except UnicodeEncodeError:
+    except ValueError:  # NaN/Infinity, or lone surrogates in the UTF-8 check
         return None
-
-
-def _flat(items: list[Any] | tuple[Any, ...], max_string: int, max_items: int) -> bool:
-    if len(items) > _FAST_SEQ or len(items) > max_items:
-        return False
-    for item in items:
-        kind = type(item)
-        if kind is str:
-            if len(item) > max_string:
-                return False
-        elif kind is int:
-            if not -_FAST_INT < item < _FAST_INT:
-                return False
-        elif kind is float:
-            if not math.isfinite(item):
-                return False
-        elif item is not None and kind is not bool:
-            return False
-    return True
 
 
 def _encode(value: Any, limits: Limits, max_bytes: int) -> str:

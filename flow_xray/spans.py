@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
-AttributeValue = Union[str, bool, int, float, tuple[Any, ...]]
+# str, bool, int, float or a sequence of them, as OpenTelemetry allows; typed
+# loosely because readers (OTLP JSON) may also produce nested mappings.
+AttributeValue = Any
 
 
 @dataclass(frozen=True, slots=True)

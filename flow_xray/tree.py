@@ -9,6 +9,7 @@ price table.
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -33,6 +34,18 @@ def build_result(records: Iterable[SpanRecord]) -> TraceResult:
     spans = sorted(records, key=lambda r: (r.start_ns, r.span_id))
     if not spans:
         return TraceResult()
+    # Building allocates many objects and no cycles; pausing the cyclic GC
+    # meanwhile avoids repeated full scans of the growing tree (about 2x faster).
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _build(spans)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _build(spans: list[SpanRecord]) -> TraceResult:
     origin = spans[0].start_ns
     nodes: dict[str, TraceNode] = {}
     for record in spans:
@@ -51,30 +64,36 @@ def build_result(records: Iterable[SpanRecord]) -> TraceResult:
 def to_node(record: SpanRecord, origin_ns: int) -> TraceNode:
     """Turn one span record into a childless `TraceNode`."""
     attrs = record.attributes
-    incomplete = record.end_ns is None or attrs.get(attr.INCOMPLETE) is True
-    latency = None if record.end_ns is None else (record.end_ns - record.start_ns) / 1e6
-    error, stack = _error(record)
+    # One pass: split flow-xray's first-class keys from user metadata and the rest.
+    consumed: dict[str, Any] = {}
+    meta_keys: dict[str, Any] = {}
+    others: dict[str, Any] = {}
+    for key, value in attrs.items():
+        if key in attr.CONSUMED:
+            consumed[key] = value
+        elif key.startswith(attr.META_PREFIX):
+            meta_keys[key[_META_LEN:]] = _plain(value)
+        else:
+            others[key] = _plain(value) if type(value) is tuple else value
+    end_ns = record.end_ns
+    error, stack = _error(record) if record.status == "ERROR" else (None, None)
     return TraceNode(
         id=f"n{record.span_id}",
         name=record.name,
-        kind=_kind(attrs),
-        inputs=_inputs(attrs),
-        output=_decode(attrs.get(attr.OUTPUT_VALUE), attrs.get(attr.OUTPUT_MIME_TYPE)),
+        kind=_kind(consumed),
+        inputs=_inputs(consumed),
+        output=_decode(consumed.get(attr.OUTPUT_VALUE), consumed.get(attr.OUTPUT_MIME_TYPE)),
         error=error,
         traceback=stack,
-        latency_ms=latency,
+        latency_ms=None if end_ns is None else (end_ns - record.start_ns) / 1e6,
         start_ms=(record.start_ns - origin_ns) / 1e6,
         status="error" if record.status == "ERROR" else "ok",
-        incomplete=incomplete,
+        incomplete=end_ns is None or consumed.get(attr.INCOMPLETE) is True,
         trace_id=record.trace_id,
         span_id=record.span_id,
         parent_id=record.parent_id,
-        meta=_meta(attrs),
-        attributes={
-            key: _plain(value)
-            for key, value in attrs.items()
-            if key not in attr.CONSUMED and not key.startswith(attr.META_PREFIX)
-        },
+        meta=_usage_meta(consumed) | meta_keys if _has_usage(consumed) else meta_keys,
+        attributes=others,
         events=[
             {
                 "name": event.name,
@@ -86,11 +105,27 @@ def to_node(record: SpanRecord, origin_ns: int) -> TraceNode:
     )
 
 
+_META_LEN = len(attr.META_PREFIX)
+_USAGE_KEYS = frozenset(
+    (*attr.READ_MODEL, *attr.READ_PROMPT_TOKENS, *attr.READ_COMPLETION_TOKENS, *attr.READ_COST)
+)
+
+
+def _has_usage(consumed: Mapping[str, Any]) -> bool:
+    return not _USAGE_KEYS.isdisjoint(consumed)
+
+
+_DECODER = json.JSONDecoder()
+
+
 def _kind(attrs: Mapping[str, Any]) -> str:
     kind = attrs.get(attr.SPAN_KIND)
     if isinstance(kind, str) and kind:
         return kind.lower()
-    if _first(attrs, attr.READ_MODEL) is not None or _first(attrs, attr.READ_PROMPT_TOKENS) is not None:
+    if (
+        _first(attrs, attr.READ_MODEL) is not None
+        or _first(attrs, attr.READ_PROMPT_TOKENS) is not None
+    ):
         return "llm"
     return "span"
 
@@ -108,7 +143,7 @@ def _decode(value: Any, mime: Any) -> Any:
         return _plain(value)
     if mime == attr.MIME_JSON or (mime is None and value[:1] in ("{", "[")):
         try:
-            return json.loads(value)
+            return _DECODER.decode(value)
         except ValueError:
             return value
     return value
@@ -116,16 +151,12 @@ def _decode(value: Any, mime: Any) -> Any:
 
 def _error(record: SpanRecord) -> tuple[str | None, str | None]:
     """``("Type: message", traceback)`` from the status and the last exception event."""
-    event = next(
-        (e for e in reversed(record.events) if e.name == attr.EXCEPTION_EVENT), None
-    )
+    event = next((e for e in reversed(record.events) if e.name == attr.EXCEPTION_EVENT), None)
     stack = None
     exc_type = None
     if event is not None:
         stack = _str_or_none(event.attributes.get(attr.EXCEPTION_STACKTRACE))
         exc_type = _str_or_none(event.attributes.get(attr.EXCEPTION_TYPE))
-    if record.status != "ERROR":
-        return None, None
     message = record.status_message
     if exc_type and event is not None:
         short_type = exc_type.rpartition(".")[2]
@@ -135,7 +166,8 @@ def _error(record: SpanRecord) -> tuple[str | None, str | None]:
     return message or "error", stack
 
 
-def _meta(attrs: Mapping[str, Any]) -> dict[str, Any]:
+def _usage_meta(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """model, tokens and cost (estimated from the price table when absent)."""
     meta: dict[str, Any] = {}
     model = _first(attrs, attr.READ_MODEL)
     prompt = _first_int(attrs, attr.READ_PROMPT_TOKENS)
@@ -158,9 +190,6 @@ def _meta(attrs: Mapping[str, Any]) -> dict[str, Any]:
     ):
         if value is not None:
             meta[key] = value
-    for key, value in attrs.items():
-        if key.startswith(attr.META_PREFIX):
-            meta[key[len(attr.META_PREFIX) :]] = _plain(value)
     return meta
 
 

@@ -17,7 +17,6 @@ def imports_of(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
             names.update(f"{node.module}.{alias.name}" for alias in node.names)
     return names
 
@@ -36,8 +35,16 @@ def _ids(paths: list[Path]) -> list[str]:
 
 API_ONLY = modules("decorator.py")
 NO_OTEL = modules(
-    "attributes.py", "errors.py", "spans.py", "model.py", "tree.py", "serialize.py",
-    "pricing.py", "llm.py", "render", "autodiff",
+    "attributes.py",
+    "errors.py",
+    "spans.py",
+    "model.py",
+    "tree.py",
+    "serialize.py",
+    "pricing.py",
+    "llm.py",
+    "render",
+    "autodiff",
 )
 
 

@@ -21,6 +21,7 @@ import math
 import numbers
 
 _new = object.__new__
+_EMIT = object()  # stack marker in topological_order: "emit the node below me"
 
 
 class Value:
@@ -225,27 +226,43 @@ def _result(data: float, prev: tuple[Value, ...], local: tuple[float, ...], op: 
 def topological_order(root: Value) -> list[Value]:
     """Every node of ``root``'s graph once, operands before results, ``root`` last.
 
-    A depth-first post-order over ``_prev`` in operand order, kept on an explicit
-    stack: deterministic, and a chain of any depth works. A node is emitted the
-    second time it reaches the top of the stack, once its operands are done.
+    A depth-first post-order over ``_prev`` in operand order, as the recursive
+    version would give, kept on an explicit stack: deterministic, and a chain of
+    any depth works. When a node is expanded, it goes back on the stack under an
+    `_EMIT` marker and its operands above it; popping the marker means all the
+    operands are done, so the node below it is emitted.
     """
     order: list[Value] = []
-    expanded: set[Value] = set()
-    emitted: set[Value] = set()
-    stack = [root]
-    push, pop, emit = stack.append, stack.pop, order.append
-    expand, done = expanded.add, emitted.add
+    visited: set[Value] = set()
+    stack: list[Value | object] = [root]
+    push, pop, emit, mark = stack.append, stack.pop, order.append, visited.add
     while stack:
-        node = stack[-1]
-        if node in expanded:
-            pop()
-            if node not in emitted:  # pushed twice by two results before it was expanded
-                done(node)
-                emit(node)
+        node = pop()
+        if node is _EMIT:
+            emit(pop())  # type: ignore[arg-type]  # the entry under a marker is a Value
+            continue
+        if node in visited:  # pushed by two results before it was expanded
+            continue
+        mark(node)  # type: ignore[arg-type]
+        prev = node._prev  # type: ignore[attr-defined]
+        if not prev:
+            emit(node)  # type: ignore[arg-type]
+            continue
+        push(node)
+        push(_EMIT)
+        # Unrolled for the one- and two-operand cases: no iterator per node.
+        if len(prev) == 2:
+            first, second = prev
+            if second not in visited:
+                push(second)
+            if first not in visited:
+                push(first)
+        elif len(prev) == 1:
+            if prev[0] not in visited:
+                push(prev[0])
         else:
-            expand(node)
-            for operand in reversed(node._prev):
-                if operand not in expanded:
+            for operand in reversed(prev):
+                if operand not in visited:
                     push(operand)
     return order
 

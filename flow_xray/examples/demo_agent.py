@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import json
 import operator
 import re
 import sys
@@ -40,6 +41,28 @@ SYSTEM_PROMPT = (
     "given (web_search, retrieve_docs, calculator, weather), cite the numbers you used, "
     "and answer in one short paragraph. If a tool fails, retry once before giving up."
 )
+
+
+def _tool(name: str, description: str, **params: str) -> dict[str, Any]:
+    """An OpenAI function-calling tool schema with string parameters."""
+    properties = {key: {"type": "string", "description": text} for key, text in params.items()}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {"type": "object", "properties": properties, "required": list(params)},
+        },
+    }
+
+
+# Sent with every LLM call, as a function-calling agent would; they count as prompt tokens.
+TOOLS: list[dict[str, Any]] = [
+    _tool("web_search", "Search the web and return matching page ids.", query="search terms"),
+    _tool("retrieve_docs", "Return the documents most relevant to a query.", query="question"),
+    _tool("calculator", "Evaluate an arithmetic expression.", expression="e.g. 2 * (3 + 4)"),
+    _tool("get_weather", "Current weather for a city.", city="city name, e.g. Tokyo"),
+]
 
 CORPUS: dict[str, str] = {
     "tokyo-population": "Tokyo population: about 14 million people live in the 23 wards "
@@ -64,7 +87,13 @@ class FakeChatClient:
     """
 
     @trace(name="chat.completions.create", kind="llm")
-    def create(self, *, model: str, messages: list[dict[str, str]]) -> dict[str, Any]:
+    def create(
+        self,
+        *,
+        model: str,
+        messages: list[dict[str, str]],
+        tools: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
         """Return a chat completion for ``messages``."""
         time.sleep(0.1)  # network round trip
         prompt = messages[-1]["content"]
@@ -78,6 +107,7 @@ class FakeChatClient:
             facts = prompt.split("Facts:\n", 1)[-1].splitlines()
             reply = "Based on the sources I checked: " + "; ".join(facts) + "."
         prompt_tokens = sum(_count_tokens(m["content"]) + 4 for m in messages)
+        prompt_tokens += _count_tokens(json.dumps(tools)) if tools else 0
         completion_tokens = _count_tokens(reply)
         return {
             "id": f"chatcmpl-demo-{prompt_tokens}",
@@ -106,7 +136,9 @@ def retrieve_docs(query: str, k: int = 2) -> list[dict[str, Any]]:
     """Return the ``k`` corpus documents that share the most words with ``query``."""
     time.sleep(0.04)
     ranked = sorted(CORPUS.items(), key=lambda item: (-_overlap(query, item[1]), item[0]))
-    return [{"id": doc_id, "text": text, "score": _overlap(query, text)} for doc_id, text in ranked[:k]]
+    return [
+        {"id": doc_id, "text": text, "score": _overlap(query, text)} for doc_id, text in ranked[:k]
+    ]
 
 
 @trace(kind="tool")
@@ -173,7 +205,8 @@ def research_agent(question: str) -> str:
     """Plan, gather facts with tools, and write an answer to ``question``."""
     trace.annotate(user="demo-user", session="demo-session")
     system = {"role": "system", "content": SYSTEM_PROMPT}
-    llm.create(model=MODEL, messages=[system, {"role": "user", "content": f"Plan: {question}"}])
+    plan = [system, {"role": "user", "content": f"Plan: {question}"}]
+    llm.create(model=MODEL, messages=plan, tools=TOOLS)
 
     docs = retrieve_docs("tokyo population area", k=2)
     hits = web_search("tokyo parks")
@@ -187,8 +220,10 @@ def research_agent(question: str) -> str:
         f"{density:,.0f} people per square kilometre (from {', '.join(d['id'] for d in docs)})",
         f"{weather['temp_c']} °C and {weather['sky']} skies, a good day for a walk ({hits[0]})",
     ]
-    prompt = f"Answer {question!r}.\nFacts:\n" + "\n".join(facts)
-    response = llm.create(model=MODEL, messages=[system, {"role": "user", "content": prompt}])
+    context = "\n".join(doc["text"] for doc in docs)
+    prompt = f"Answer {question!r}.\nContext:\n{context}\nFacts:\n" + "\n".join(facts)
+    answer = [system, {"role": "user", "content": prompt}]
+    response = llm.create(model=MODEL, messages=answer, tools=TOOLS)
     return "".join(stream_answer(response["choices"][0]["message"]["content"])).strip()
 
 

@@ -119,7 +119,7 @@ def _wall_ms(data: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> floa
     totals = data.get("totals")
     if isinstance(totals, Mapping) and _is_number(totals.get("wall_time_ms")):
         return float(totals["wall_time_ms"])
-    spans = [_interval(r) for r in rows if r["parent"] < 0]
+    spans = [_interval(r) for r in rows]
     return max(e for _, e in spans) - min(s for s, _ in spans) if spans else 0.0
 
 

@@ -42,7 +42,9 @@ def per_call_us(fn: Callable[[], Any], calls: int) -> float:
     return (time.perf_counter() - start) / calls * 1e6
 
 
-def side_by_side(a: Callable[[], Any], b: Callable[[], Any], calls: int, rounds: int) -> tuple[float, float]:
+def side_by_side(
+    a: Callable[[], Any], b: Callable[[], Any], calls: int, rounds: int
+) -> tuple[float, float]:
     """Alternate the two in short rounds and take medians, so machine noise hits both alike."""
     xs, ys = [], []
     for _ in range(rounds):
@@ -89,14 +91,21 @@ def bench_overhead() -> list[tuple[str, str]]:
     trace_api._TRACER_PROVIDER_SET_ONCE = Once()
     trace_api._TRACER_PROVIDER = None
     plain_us, off_us = side_by_side(lambda: business("q", 5), lambda: traced("q", 5), 200_000, 7)
-    rows.append(("added per call, no provider (target <= 1 us)", f"{(off_us - plain_us) * 1000:.0f} ns"))
+    rows.append(
+        ("added per call, no provider (target <= 1 us)", f"{(off_us - plain_us) * 1000:.0f} ns")
+    )
     import os
 
     os.environ["OTEL_SDK_DISABLED"] = "true"
     trace_api._TRACER_PROVIDER_SET_ONCE = Once()
     trace_api.set_tracer_provider(TracerProvider())
     plain_us, off_us = side_by_side(lambda: business("q", 5), lambda: traced("q", 5), 200_000, 7)
-    rows.append(("added per call, OTEL_SDK_DISABLED (target <= 1 us)", f"{(off_us - plain_us) * 1000:.0f} ns"))
+    rows.append(
+        (
+            "added per call, OTEL_SDK_DISABLED (target <= 1 us)",
+            f"{(off_us - plain_us) * 1000:.0f} ns",
+        )
+    )
     del os.environ["OTEL_SDK_DISABLED"]
     return rows
 
@@ -108,7 +117,12 @@ def make_records(n: int) -> list[SpanRecord]:
         parent = records[(i - 1) // 8].span_id  # a bushy tree, 8 children per node
         records.append(
             SpanRecord(
-                "a" * 32, f"{i:016x}", parent, f"step{i % 50}", t0 + i * 1000, t0 + i * 1000 + 500,
+                "a" * 32,
+                f"{i:016x}",
+                parent,
+                f"step{i % 50}",
+                t0 + i * 1000,
+                t0 + i * 1000 + 500,
                 attributes={
                     "openinference.span.kind": "TOOL",
                     "input.value": f'{{"i": {i}, "q": "query text"}}',

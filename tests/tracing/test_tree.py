@@ -67,14 +67,33 @@ def test_unended_span_is_incomplete_without_latency() -> None:
 def test_genai_openinference_and_deprecated_token_names_are_all_read() -> None:
     """Tokens show up whichever attribute family another instrumentation used."""
     records = [
-        span("a", None, 0, 1, gen_ai__usage__input_tokens=10, gen_ai__usage__output_tokens=5,
-             gen_ai__request__model="gpt-4o"),
-        span("b", None, 2, 3, llm__token_count__prompt=7, llm__token_count__completion=3,
-             llm__token_count__total=10, llm__model_name="claude-3-5-haiku"),
+        span(
+            "a",
+            None,
+            0,
+            1,
+            gen_ai__usage__input_tokens=10,
+            gen_ai__usage__output_tokens=5,
+            gen_ai__request__model="gpt-4o",
+        ),
+        span(
+            "b",
+            None,
+            2,
+            3,
+            llm__token_count__prompt=7,
+            llm__token_count__completion=3,
+            llm__token_count__total=10,
+            llm__model_name="claude-3-5-haiku",
+        ),
         span("c", None, 4, 5, gen_ai__usage__prompt_tokens=4, gen_ai__usage__completion_tokens=1),
     ]
     a, b, c = build_result(records).roots
-    assert (a.meta["prompt_tokens"], a.meta["completion_tokens"], a.meta["total_tokens"]) == (10, 5, 15)
+    assert (a.meta["prompt_tokens"], a.meta["completion_tokens"], a.meta["total_tokens"]) == (
+        10,
+        5,
+        15,
+    )
     assert a.kind == "llm" and a.meta["model"] == "gpt-4o"
     assert a.meta["estimated_cost_usd"] > 0  # priced from the table when no cost attribute
     assert (b.meta["prompt_tokens"], b.meta["total_tokens"]) == (7, 10)
@@ -85,11 +104,25 @@ def test_genai_openinference_and_deprecated_token_names_are_all_read() -> None:
 def test_error_and_traceback_come_from_status_and_exception_event() -> None:
     """ERROR status plus the exception event give 'Type: message' and the traceback."""
     record = SpanRecord(
-        trace_id=TRACE, span_id="a", parent_id=None, name="f", start_ns=T0, end_ns=T0 + 1,
-        status="ERROR", status_message="division by zero",
-        events=(EventRecord("exception", T0, {"exception.type": "ZeroDivisionError",
-                                              "exception.message": "division by zero",
-                                              "exception.stacktrace": "Traceback ..."}),),
+        trace_id=TRACE,
+        span_id="a",
+        parent_id=None,
+        name="f",
+        start_ns=T0,
+        end_ns=T0 + 1,
+        status="ERROR",
+        status_message="division by zero",
+        events=(
+            EventRecord(
+                "exception",
+                T0,
+                {
+                    "exception.type": "ZeroDivisionError",
+                    "exception.message": "division by zero",
+                    "exception.stacktrace": "Traceback ...",
+                },
+            ),
+        ),
     )
     (node,) = build_result([record]).roots
     assert node.status == "error"
@@ -99,11 +132,22 @@ def test_error_and_traceback_come_from_status_and_exception_event() -> None:
 
 def test_inputs_and_output_are_decoded_from_json() -> None:
     """input.value JSON becomes the inputs dict; text output stays text."""
-    (node,) = build_result([
-        span("a", None, 0, 1, input__value='{"q": "hi"}', input__mime_type="application/json",
-             output__value="hello", output__mime_type="text/plain",
-             flow_xray__meta__user="u1", custom=(1, 2)),
-    ]).roots
+    (node,) = build_result(
+        [
+            span(
+                "a",
+                None,
+                0,
+                1,
+                input__value='{"q": "hi"}',
+                input__mime_type="application/json",
+                output__value="hello",
+                output__mime_type="text/plain",
+                flow_xray__meta__user="u1",
+                custom=(1, 2),
+            ),
+        ]
+    ).roots
     assert node.inputs == {"q": "hi"}
     assert node.output == "hello"
     assert node.meta["user"] == "u1"
@@ -113,8 +157,16 @@ def test_inputs_and_output_are_decoded_from_json() -> None:
 def test_round_trip_through_json_is_lossless(tmp_path: Path) -> None:
     """to_dict/from_dict and save/load give back an equal result."""
     records = [
-        span("r", None, 0, 10, input__value='{"x": [1, 2.5, null]}', output__value='{"ok": true}',
-             output__mime_type="application/json", gen_ai__usage__input_tokens=3),
+        span(
+            "r",
+            None,
+            0,
+            10,
+            input__value='{"x": [1, 2.5, null]}',
+            output__value='{"ok": true}',
+            output__mime_type="application/json",
+            gen_ai__usage__input_tokens=3,
+        ),
         span("c", "r", 1, None),
     ]
     result = build_result(records)
@@ -146,13 +198,34 @@ def test_load_rejects_files_that_are_not_traces(tmp_path: Path) -> None:
 
 def test_totals_sum_tokens_cost_errors_and_wall_time() -> None:
     """Totals count nodes and errors, add tokens and cost, span the wall time."""
-    root = TraceNode(id="a", name="a", latency_ms=100.0, start_ms=0.0, children=[
-        TraceNode(id="b", name="b", latency_ms=10, start_ms=5, status="error",
-                  meta={"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15,
-                        "estimated_cost_usd": 0.5}),
-        TraceNode(id="c", name="c", latency_ms=10, start_ms=20,
-                  meta={"prompt_tokens": 1, "total_tokens": 1, "estimated_cost_usd": 0.25}),
-    ])
+    root = TraceNode(
+        id="a",
+        name="a",
+        latency_ms=100.0,
+        start_ms=0.0,
+        children=[
+            TraceNode(
+                id="b",
+                name="b",
+                latency_ms=10,
+                start_ms=5,
+                status="error",
+                meta={
+                    "prompt_tokens": 10,
+                    "completion_tokens": 5,
+                    "total_tokens": 15,
+                    "estimated_cost_usd": 0.5,
+                },
+            ),
+            TraceNode(
+                id="c",
+                name="c",
+                latency_ms=10,
+                start_ms=20,
+                meta={"prompt_tokens": 1, "total_tokens": 1, "estimated_cost_usd": 0.25},
+            ),
+        ],
+    )
     later = TraceNode(id="d", name="d", latency_ms=50.0, start_ms=150.0)
     totals = TraceResult(roots=[root, later]).totals
     assert (totals.nodes, totals.errors) == (4, 1)
@@ -164,7 +237,9 @@ def test_totals_sum_tokens_cost_errors_and_wall_time() -> None:
 
 def test_deep_trees_do_not_hit_the_recursion_limit() -> None:
     """A 5,000-deep chain builds, iterates and round-trips."""
-    records = [span("s0", None, 0, 1)] + [span(f"s{i}", f"s{i-1}", i, i + 1) for i in range(1, 5000)]
+    records = [span("s0", None, 0, 1)] + [
+        span(f"s{i}", f"s{i - 1}", i, i + 1) for i in range(1, 5000)
+    ]
     result = build_result(records)
     assert len(result) == 5000
     assert TraceResult.from_dict(result.to_dict()) == result

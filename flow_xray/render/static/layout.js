@@ -7,9 +7,10 @@
 // Both return box centres; edges are point lists from source to target.
 
 // items[i].parent is the index of i's parent (always < i; -1 for a root), in pre-order.
+// opt: {w, h, gapX, gapY, horizontal}; horizontal puts depth along x (parents left of children).
 FX.layoutTree = function (items, opt) {
   const n = items.length;
-  const x = new Float64Array(n);
+  const slot = new Float64Array(n);
   const depth = new Int32Array(n);
   const first = new Int32Array(n).fill(-1);
   const last = new Int32Array(n).fill(-1);
@@ -20,22 +21,38 @@ FX.layoutTree = function (items, opt) {
     if (first[p] < 0) first[p] = i;
     last[p] = i;
   }
+  const breadth = opt.horizontal ? opt.h + opt.gapY / 2 : opt.w + opt.gapX;
+  const rank = opt.horizontal ? opt.w + opt.gapX * 3 : opt.h + opt.gapY;
   let cursor = 0;
   for (let i = 0; i < n; i++) {
-    if (items[i].parent < 0 && i > 0) cursor += opt.gapX; // extra room between root trees
+    if (items[i].parent < 0 && i > 0) cursor += breadth / 4; // extra room between root trees
     if (first[i] < 0) {
-      x[i] = cursor;
-      cursor += opt.w + opt.gapX;
+      slot[i] = cursor;
+      cursor += breadth;
     }
   }
   for (let i = n - 1; i >= 0; i--) {
-    if (first[i] >= 0) x[i] = (x[first[i]] + x[last[i]]) / 2;
+    if (first[i] >= 0) slot[i] = (slot[first[i]] + slot[last[i]]) / 2;
   }
   const pos = [];
   for (let i = 0; i < n; i++) {
-    pos.push({ x: x[i] + opt.w / 2, y: depth[i] * (opt.h + opt.gapY) + opt.h / 2 });
+    const along = depth[i] * rank;
+    pos.push(opt.horizontal
+      ? { x: along + opt.w / 2, y: slot[i] + opt.h / 2 }
+      : { x: slot[i] + opt.w / 2, y: along + opt.h / 2 });
   }
   return pos;
+};
+
+// Width and height of the drawing of a tree layout.
+FX.extent = function (pos, w, h) {
+  let x = 0;
+  let y = 0;
+  for (const p of pos) {
+    x = Math.max(x, p.x + w / 2);
+    y = Math.max(y, p.y + h / 2);
+  }
+  return { w: x, h: y };
 };
 
 // sizes[i] = {w, h}; edges[k] = {s, t} (node indices). Returns {pos, routes}.

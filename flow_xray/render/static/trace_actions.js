@@ -26,8 +26,19 @@ FX.TraceApp.prototype._drawGraph = function (refit) {
   });
   const rest = this.visible.length - drawn.length;
   if (rest > 0) items.push({ parent: -1 });
-  const pos = FX.layoutTree(items, { w: BOX_W, h: BOX_H, gapX: 18, gapY: 44 });
-  const scene = { nodes: [], edges: [], horizontal: false };
+  // Pick the orientation that fits the pane at the larger scale: wide shallow trees
+  // (typical agent runs) read best left to right, deep narrow ones top to bottom.
+  const box = this.graph.svg.getBoundingClientRect();
+  const opt = { w: BOX_W, h: BOX_H, gapX: 18, gapY: 44, horizontal: false };
+  const down = FX.layoutTree(items, opt);
+  const across = FX.layoutTree(items, Object.assign({}, opt, { horizontal: true }));
+  const fitScale = function (p) {
+    const e = FX.extent(p, BOX_W, BOX_H);
+    return Math.min((box.width || 800) / e.w, (box.height || 400) / e.h);
+  };
+  const horizontal = fitScale(across) > fitScale(down);
+  const pos = horizontal ? across : down;
+  const scene = { nodes: [], edges: [], horizontal: horizontal };
   drawn.forEach((i, k) => {
     const node = this.nodes[i];
     const tokens = FX.TraceApp.tokens(node);
@@ -42,9 +53,9 @@ FX.TraceApp.prototype._drawGraph = function (refit) {
     });
     const p = items[k].parent;
     if (p >= 0) {
-      scene.edges.push({ points: [
-        { x: pos[p].x, y: pos[p].y + BOX_H / 2 }, { x: pos[k].x, y: pos[k].y - BOX_H / 2 - 2 },
-      ] });
+      scene.edges.push({ points: horizontal
+        ? [{ x: pos[p].x + BOX_W / 2, y: pos[p].y }, { x: pos[k].x - BOX_W / 2 - 2, y: pos[k].y }]
+        : [{ x: pos[p].x, y: pos[p].y + BOX_H / 2 }, { x: pos[k].x, y: pos[k].y - BOX_H / 2 - 2 }] });
     }
   });
   if (rest > 0) {

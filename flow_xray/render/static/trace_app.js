@@ -31,7 +31,7 @@ FX.TraceApp = function (data) {
     for (let i = 0; i < this.nodes.length; i++) {
       if (this.nodes[i].view_status === "error") { first = i; break; }
     }
-    self.select(first === 0 ? 0 : first, false);
+    self.select(first, true);
   } else {
     FX.emptyDetail(this.panel, "This trace has no calls.");
   }

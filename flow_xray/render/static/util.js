@@ -85,6 +85,7 @@ FX.debounce = function (fn, ms) {
 FX.markReady = function () {
   requestAnimationFrame(function () {
     requestAnimationFrame(function () {
+      document.body.dataset.readyMs = String(Math.round(performance.now()));
       document.body.dataset.ready = "1";
     });
   });

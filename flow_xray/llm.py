@@ -1,0 +1,278 @@
+"""LLM usage: read model and token counts from responses, turn them into span attributes.
+
+`usage_from_response` recognises OpenAI Chat Completions (``usage.prompt_tokens``
+/ ``completion_tokens``), OpenAI Responses and Anthropic Messages
+(``usage.input_tokens`` / ``output_tokens``) and Gemini (``usage_metadata``),
+as SDK objects or plain dicts. `make_usage` builds the same record from the
+arguments of ``trace.usage(...)``; misuse there is logged, never raised.
+`usage_attributes` writes both the GenAI and the OpenInference keys.
+
+Example:
+    >>> usage_attributes(make_usage(model="gpt-4o", input_tokens=10, output_tokens=5))[
+    ...     "llm.token_count.total"
+    ... ]
+    15
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from flow_xray import attributes as A
+from flow_xray import pricing
+
+_log = logging.getLogger("flow_xray")
+
+_NOT_RESPONSES: Final = (str, bytes, bytearray, int, float, list, tuple, set, frozenset, type)
+# Anthropic counts cache reads and writes apart from `input_tokens`; all of it
+# is input the model read, as GenAI's `gen_ai.usage.input_tokens` expects.
+_CACHE_FIELDS: Final = ("cache_creation_input_tokens", "cache_read_input_tokens")
+_OPERATIONS: Final = {
+    "chat.completion": "chat",
+    "response": "chat",
+    "message": "chat",
+    "text_completion": "text_completion",
+    "list": "embeddings",
+}
+_MODEL_PROVIDERS: Final = (
+    (("gpt-", "chatgpt-", "o1", "o3", "o4", "text-embedding-", "davinci", "babbage"), "openai"),
+    (("claude",), "anthropic"),
+    (("gemini",), "google"),
+    (("mistral", "open-mistral", "codestral", "ministral", "pixtral", "magistral"), "mistral"),
+)
+_MODULE_PROVIDERS: Final = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "google": "google",
+    "mistralai": "mistral",
+}
+# Provider spelling -> (GenAI `gen_ai.provider.name`, OpenInference `llm.provider`).
+_PROVIDER_NAMES: Final = {
+    "openai": ("openai", "openai"),
+    "anthropic": ("anthropic", "anthropic"),
+    "google": ("gcp.gemini", "google"),
+    "gemini": ("gcp.gemini", "google"),
+    "gcp.gemini": ("gcp.gemini", "google"),
+    "vertex_ai": ("gcp.vertex_ai", "google"),
+    "gcp.vertex_ai": ("gcp.vertex_ai", "google"),
+    "mistral": ("mistral_ai", "mistralai"),
+    "mistralai": ("mistral_ai", "mistralai"),
+    "mistral_ai": ("mistral_ai", "mistralai"),
+    "azure": ("azure.ai.openai", "azure"),
+    "azure.ai.openai": ("azure.ai.openai", "azure"),
+    "aws": ("aws.bedrock", "aws"),
+    "bedrock": ("aws.bedrock", "aws"),
+    "aws.bedrock": ("aws.bedrock", "aws"),
+    "xai": ("x_ai", "xai"),
+    "x_ai": ("x_ai", "xai"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Model, provider, token counts and cost of one LLM call.
+
+    `cost_usd`, when given, is the total cost and overrides the price table.
+    `from_response` marks a model name read from a response, which is then also
+    written as ``gen_ai.response.model``.
+    """
+
+    model: str | None = None
+    provider: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+    operation: str | None = None
+    from_response: bool = False
+
+
+def _attr(obj: Any, name: str) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _count(obj: Any, name: str) -> int | None:
+    value = _attr(obj, name)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return int(value)
+    return None
+
+
+def _guess_provider(obj: Any, model: str | None) -> str | None:
+    root = (type(obj).__module__ or "").split(".", 1)[0]
+    if root in _MODULE_PROVIDERS:
+        return _MODULE_PROVIDERS[root]
+    if model:
+        lowered = model.lower().rsplit("/", 1)[-1]
+        for prefixes, provider in _MODEL_PROVIDERS:
+            if lowered.startswith(prefixes):
+                return provider
+    return None
+
+
+def _guess_operation(obj: Any) -> str | None:
+    for field in ("object", "type"):
+        kind = _attr(obj, field)
+        if isinstance(kind, str) and kind in _OPERATIONS:
+            return _OPERATIONS[kind]
+    return None
+
+
+def _from_response(obj: Any) -> Usage | None:
+    if obj is None or isinstance(obj, _NOT_RESPONSES):
+        return None
+    usage = _attr(obj, "usage")
+    if usage is not None:
+        input_tokens = _count(usage, "input_tokens")
+        if input_tokens is None:
+            input_tokens = _count(usage, "prompt_tokens")
+        elif any(_count(usage, f) for f in _CACHE_FIELDS):
+            input_tokens += sum(_count(usage, f) or 0 for f in _CACHE_FIELDS)
+        output_tokens = _count(usage, "output_tokens")
+        if output_tokens is None:
+            output_tokens = _count(usage, "completion_tokens")
+        model = _attr(obj, "model")
+        operation = _guess_operation(obj)
+    else:
+        usage = _attr(obj, "usage_metadata")  # Gemini (google-genai)
+        if usage is None:
+            return None
+        input_tokens = _count(usage, "prompt_token_count")
+        output_tokens = _count(usage, "candidates_token_count")
+        model = _attr(obj, "model_version")
+        operation = "generate_content"
+    if input_tokens is None and output_tokens is None:
+        return None
+    model = model if isinstance(model, str) and model else None
+    return Usage(
+        model=model,
+        provider=_guess_provider(obj, model),
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        operation=operation,
+        from_response=model is not None,
+    )
+
+
+def usage_from_response(obj: Any) -> Usage | None:
+    """Return the usage carried by an LLM response object or dict, or None; never raises.
+
+    Reads only ``usage`` (or Gemini's ``usage_metadata``), ``model`` and the
+    ``object``/``type`` tag. A value that does not carry integer token counts
+    is not a response: None.
+    """
+    try:
+        return _from_response(obj)
+    except Exception:  # odd objects may raise from any attribute; not ours to surface
+        return None
+
+
+def _tokens(name: str, value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return int(value)
+    _log.warning("flow_xray: ignoring %s=%r (expected an int >= 0)", name, value)
+    return None
+
+
+def _text(name: str, value: object) -> str | None:
+    if value is None or (isinstance(value, str) and value):
+        return value
+    _log.warning("flow_xray: ignoring %s=%r (expected a non-empty str)", name, value)
+    return None
+
+
+def _pick(name: str, value: int | None, alias_name: str, alias: int | None) -> int | None:
+    if value is not None and alias is not None and value != alias:
+        _log.warning("flow_xray: both %s and %s given; using %s", name, alias_name, name)
+    return value if value is not None else alias
+
+
+def make_usage(
+    model: str | None = None,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+    provider: str | None = None,
+    cost_usd: float | None = None,
+    prompt_tokens: int | None = None,
+    completion_tokens: int | None = None,
+    operation: str | None = None,
+) -> Usage:
+    """Build a `Usage` from ``trace.usage(...)`` arguments; bad fields are logged and dropped.
+
+    `prompt_tokens` / `completion_tokens` are aliases of `input_tokens` /
+    `output_tokens`. Token counts must be ints >= 0, `cost_usd` a finite
+    number >= 0, names non-empty strings; anything else is dropped with a
+    warning on the ``flow_xray`` logger.
+    """
+    cost: float | None = None
+    if cost_usd is not None:
+        valid = isinstance(cost_usd, (int, float)) and not isinstance(cost_usd, bool)
+        if valid and math.isfinite(cost_usd) and cost_usd >= 0:
+            cost = float(cost_usd)
+        else:
+            _log.warning("flow_xray: ignoring cost_usd=%r (expected a number >= 0)", cost_usd)
+    return Usage(
+        model=_text("model", model),
+        provider=_text("provider", provider),
+        input_tokens=_pick(
+            "input_tokens",
+            _tokens("input_tokens", input_tokens),
+            "prompt_tokens",
+            _tokens("prompt_tokens", prompt_tokens),
+        ),
+        output_tokens=_pick(
+            "output_tokens",
+            _tokens("output_tokens", output_tokens),
+            "completion_tokens",
+            _tokens("completion_tokens", completion_tokens),
+        ),
+        cost_usd=cost,
+        operation=_text("operation", operation),
+    )
+
+
+def usage_attributes(usage: Usage) -> dict[str, str | int | float]:
+    """Return the GenAI and OpenInference span attributes for `usage`.
+
+    Cost comes from `usage.cost_usd` (total only) or else from the price table
+    (prompt, completion, total); it is omitted when unknown, never written as 0.
+    """
+    out: dict[str, str | int | float] = {}
+    if usage.model:
+        out[A.GEN_AI_REQUEST_MODEL] = usage.model
+        out[A.LLM_MODEL_NAME] = usage.model
+        if usage.from_response:
+            out[A.GEN_AI_RESPONSE_MODEL] = usage.model
+    if usage.provider:
+        gen_ai, openinference = _PROVIDER_NAMES.get(
+            usage.provider.lower(), (usage.provider, usage.provider)
+        )
+        out[A.GEN_AI_PROVIDER_NAME] = gen_ai
+        out[A.LLM_PROVIDER] = openinference
+    if usage.operation:
+        out[A.GEN_AI_OPERATION_NAME] = usage.operation
+    if usage.input_tokens is not None:
+        out[A.GEN_AI_INPUT_TOKENS] = usage.input_tokens
+        out[A.LLM_TOKENS_PROMPT] = usage.input_tokens
+    if usage.output_tokens is not None:
+        out[A.GEN_AI_OUTPUT_TOKENS] = usage.output_tokens
+        out[A.LLM_TOKENS_COMPLETION] = usage.output_tokens
+    if usage.input_tokens is not None or usage.output_tokens is not None:
+        out[A.LLM_TOKENS_TOTAL] = (usage.input_tokens or 0) + (usage.output_tokens or 0)
+    if usage.cost_usd is not None:
+        out[A.LLM_COST_TOTAL] = usage.cost_usd
+    else:
+        cost = pricing.cost_usd(usage.model, usage.input_tokens, usage.output_tokens)
+        if cost is not None:
+            out[A.LLM_COST_PROMPT], out[A.LLM_COST_COMPLETION], out[A.LLM_COST_TOTAL] = cost
+    return out
+
+
+__all__ = ["Usage", "make_usage", "usage_attributes", "usage_from_response"]

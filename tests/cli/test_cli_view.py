@@ -1,0 +1,110 @@
+"""`flow-xray view`: saved traces, in either format, become the HTML viewer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from flow_xray.cli import cli
+from flow_xray.model import TraceNode, TraceResult
+
+
+
+@pytest.fixture(autouse=True)
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), prog_name="flow-xray", catch_exceptions=False)
+
+
+def otlp_span(
+    trace_id: str, span_id: str, name: str, parent: str | None, start: int, error: bool
+) -> dict[str, Any]:
+    span: dict[str, Any] = {
+        "traceId": trace_id,
+        "spanId": span_id,
+        "name": name,
+        "kind": 1,
+        "startTimeUnixNano": str(1_700_000_000_000_000_000 + start),
+        "endTimeUnixNano": str(1_700_000_000_000_000_000 + start + 5_000_000),
+        "status": {"code": 2, "message": "RuntimeError: down"} if error else {},
+    }
+    if parent:
+        span["parentSpanId"] = parent
+    return span
+
+
+def otlp_document(n: int = 0) -> dict[str, Any]:
+    """One Collector-style OTLP JSON object: a parent span and a failing child (trace ``n``)."""
+    trace_id = f"5b8efff798038103d269b633813fc6{n:02x}"
+    parent, child = f"eee19b7ec3c1b1{n:02x}", f"fee19b7ec3c1b1{n:02x}"
+    spans = [
+        otlp_span(trace_id, parent, "checkout", None, 0, False),
+        otlp_span(trace_id, child, "charge_card", parent, 1_000_000, True),
+    ]
+    return {
+        "resourceSpans": [
+            {
+                "resource": {
+                    "attributes": [{"key": "service.name", "value": {"stringValue": "shop"}}]
+                },
+                "scopeSpans": [{"scope": {"name": "shop"}, "spans": spans}],
+            }
+        ]
+    }
+
+
+def saved_trace(path: Path) -> None:
+    child = TraceNode(id="n2", name="fetch", status="error", error="OSError: gone", latency_ms=2.0)
+    root = TraceNode(id="n1", name="job", latency_ms=5.0, children=[child])
+    TraceResult(roots=[root]).save(path)
+
+
+def test_flow_xray_json_renders_to_stem_html(in_tmp: Path) -> None:
+    """A flow-xray JSON trace renders to <stem>.html in the working directory."""
+    saved_trace(in_tmp / "run1.json")
+    result = invoke("view", "run1.json")
+    assert result.exit_code == 0, result.output
+    assert (
+        (in_tmp / "run1.html").read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype")
+    )
+
+
+def test_summary_counts_nodes_and_errors(in_tmp: Path) -> None:
+    """The summary line names the output and the trace's node and error counts."""
+    saved_trace(in_tmp / "run1.json")
+    result = invoke("view", "run1.json", "--html", "page.html")
+    assert result.stderr.startswith("flow-xray: wrote page.html — 2 nodes, 1 error, ")
+
+
+def test_otlp_json_lines_render(in_tmp: Path) -> None:
+    """OTLP JSON lines (one resourceSpans object per line) are detected and rendered as a tree."""
+    lines = [json.dumps(otlp_document(n)) for n in range(2)]
+    (in_tmp / "spans.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = invoke("view", "spans.jsonl")
+    assert result.exit_code == 0, result.output
+    assert (in_tmp / "spans.html").exists()
+    assert "— 4 nodes, 2 errors, " in result.stderr
+
+
+def test_pretty_printed_otlp_object_renders(in_tmp: Path) -> None:
+    """A single OTLP JSON object spread over several lines is read as one document."""
+    (in_tmp / "spans.json").write_text(json.dumps(otlp_document(), indent=2), encoding="utf-8")
+    result = invoke("view", "spans.json")
+    assert result.exit_code == 0, result.output
+    assert "— 2 nodes, 1 error, " in result.stderr
+
+
+def test_view_output_is_the_saved_trace(in_tmp: Path) -> None:
+    """The viewer embeds the saved trace's nodes (names appear in the page data)."""
+    saved_trace(in_tmp / "run1.json")
+    invoke("view", "run1.json")
+    html = (in_tmp / "run1.html").read_text(encoding="utf-8")
+    assert '"fetch"' in html and '"job"' in html

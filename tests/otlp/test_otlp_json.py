@@ -1,0 +1,290 @@
+"""OTLP/JSON lines: the file exporter writes the Collector's format and the reader reads it back."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+from opentelemetry.trace import SpanContext, Status, StatusCode, TraceFlags
+
+from flow_xray.errors import TraceFileError
+from flow_xray.otlp_json import OtlpJsonFileExporter, read_otlp_json
+from flow_xray.processor import to_record
+from flow_xray.spans import EventRecord, SpanRecord
+
+GOLDEN = Path(__file__).parent / "golden" / "collector_spans.jsonl"
+TRACE_ID = 0x5B8EFFF798038103D269B633813FC60C
+ROOT_ID = 0xEEE19B7EC3C1B174
+CHILD_ID = 0x00F067AA0BA902B7
+T0 = 1_700_000_000_000_000_000
+SECOND = 1_000_000_000
+
+
+def _context(span_id: int) -> SpanContext:
+    return SpanContext(TRACE_ID, span_id, is_remote=False, trace_flags=TraceFlags(1))
+
+
+def golden_spans() -> list[ReadableSpan]:
+    """Two fixed spans (ids, clocks, values) that the golden line describes."""
+    resource = Resource({"service.name": "golden"})
+    scope = InstrumentationScope("flow_xray", "0.3.0")
+    root = ReadableSpan(
+        name="agent",
+        context=_context(ROOT_ID),
+        resource=resource,
+        instrumentation_scope=scope,
+        attributes={
+            "openinference.span.kind": "AGENT",
+            "llm.token_count.prompt": 120,
+            "llm.cost.total": 0.0015,
+            "flow_xray.meta.cached": False,
+            "tags": ("a", "b"),
+            "sizes": (1, 2),
+        },
+        events=[Event("checkpoint", {"step": 3}, timestamp=T0 + SECOND)],
+        status=Status(StatusCode.OK),
+        start_time=T0,
+        end_time=T0 + 2 * SECOND,
+    )
+    child = ReadableSpan(
+        name="search",
+        context=_context(CHILD_ID),
+        parent=_context(ROOT_ID),
+        resource=resource,
+        instrumentation_scope=scope,
+        attributes={"input.value": '{"query": "otlp"}'},
+        events=[
+            Event(
+                "exception",
+                {"exception.type": "TimeoutError", "exception.message": "too slow"},
+                timestamp=T0 + 14 * SECOND // 10,
+            )
+        ],
+        status=Status(StatusCode.ERROR, "TimeoutError: too slow"),
+        start_time=T0 + SECOND // 2,
+        end_time=T0 + 3 * SECOND // 2,
+    )
+    return [root, child]
+
+
+def test_exporter_writes_the_collector_file_format(tmp_path: Path) -> None:
+    """One line per batch, equal (as JSON) to a hand-written Collector file-exporter line."""
+    path = tmp_path / "spans.jsonl"
+    exporter = OtlpJsonFileExporter(path)
+    exporter.export(golden_spans())
+    exporter.shutdown()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line) for line in lines] == [json.loads(GOLDEN.read_text())]
+
+
+def test_reader_turns_a_collector_line_into_span_records() -> None:
+    """The golden Collector line reads back as plain records with typed attribute values."""
+    records = read_otlp_json(GOLDEN)
+    assert records == [
+        SpanRecord(
+            trace_id="5b8efff798038103d269b633813fc60c",
+            span_id="eee19b7ec3c1b174",
+            parent_id=None,
+            name="agent",
+            start_ns=T0,
+            end_ns=T0 + 2 * SECOND,
+            status="OK",
+            status_message=None,
+            attributes={
+                "openinference.span.kind": "AGENT",
+                "llm.token_count.prompt": 120,
+                "llm.cost.total": 0.0015,
+                "flow_xray.meta.cached": False,
+                "tags": ("a", "b"),
+                "sizes": (1, 2),
+            },
+            events=(EventRecord("checkpoint", T0 + SECOND, {"step": 3}),),
+        ),
+        SpanRecord(
+            trace_id="5b8efff798038103d269b633813fc60c",
+            span_id="00f067aa0ba902b7",
+            parent_id="eee19b7ec3c1b174",
+            name="search",
+            start_ns=T0 + SECOND // 2,
+            end_ns=T0 + 3 * SECOND // 2,
+            status="ERROR",
+            status_message="TimeoutError: too slow",
+            attributes={"input.value": '{"query": "otlp"}'},
+            events=(
+                EventRecord(
+                    "exception",
+                    T0 + 14 * SECOND // 10,
+                    {"exception.type": "TimeoutError", "exception.message": "too slow"},
+                ),
+            ),
+        ),
+    ]
+
+
+def test_sdk_spans_round_trip_through_a_file(tmp_path: Path) -> None:
+    """Spans from a real tracer, exported and read back, equal the processor's own records."""
+    path = tmp_path / "roundtrip.jsonl"
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OtlpJsonFileExporter(path)))
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = provider.get_tracer("roundtrip")
+    with tracer.start_as_current_span("pipeline", attributes={"n": 2, "ratio": 0.5}) as root:
+        root.add_event("started", {"ok": True})
+        with tracer.start_as_current_span("step", attributes={"labels": ["x", "y"]}):
+            pass
+        try:
+            with tracer.start_as_current_span("fails"):
+                raise KeyError("missing")
+        except KeyError:
+            pass
+    provider.shutdown()
+    expected = [to_record(span) for span in memory.get_finished_spans()]
+    assert [r.name for r in expected] == ["step", "fails", "pipeline"]
+    assert read_otlp_json(path) == expected
+
+
+def test_reader_accepts_snake_case_base64_ids_and_int_nanos() -> None:
+    """Protobuf-JSON style input (snake_case, base64 ids, integer times) reads the same."""
+    line = json.dumps(
+        {
+            "resource_spans": [
+                {
+                    "scope_spans": [
+                        {
+                            "spans": [
+                                {
+                                    "trace_id": "W47/95gDgQPSabYzgT/GDA==",
+                                    "span_id": "APBnqgupArc=",
+                                    "parent_span_id": "7uGbfsPBsXQ=",
+                                    "name": "search",
+                                    "start_time_unix_nano": T0,
+                                    "end_time_unix_nano": T0 + SECOND,
+                                    "status": {"code": "STATUS_CODE_ERROR", "message": "boom"},
+                                    "attributes": [{"key": "n", "value": {"int_value": 7}}],
+                                }
+                            ]
+                        }
+                    ]
+                }
+            ]
+        }
+    )
+    assert read_otlp_json([line]) == [
+        SpanRecord(
+            trace_id="5b8efff798038103d269b633813fc60c",
+            span_id="00f067aa0ba902b7",
+            parent_id="eee19b7ec3c1b174",
+            name="search",
+            start_ns=T0,
+            end_ns=T0 + SECOND,
+            status="ERROR",
+            status_message="boom",
+            attributes={"n": 7},
+        )
+    ]
+
+
+def _line(attributes: list[dict[str, object]], **span: object) -> str:
+    body = {
+        "traceId": "5b8efff798038103d269b633813fc60c",
+        "spanId": "eee19b7ec3c1b174",
+        "name": "s",
+        "startTimeUnixNano": "1",
+        "endTimeUnixNano": "2",
+        "attributes": attributes,
+        **span,
+    }
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [body]}]}]})
+
+
+def test_reader_decodes_every_any_value_kind() -> None:
+    """kvlist → dict, array → tuple, ints from strings, doubles incl. non-finite, empty → None."""
+    attributes = [
+        {"key": "s", "value": {"stringValue": "x"}},
+        {"key": "b", "value": {"boolValue": True}},
+        {"key": "i", "value": {"intValue": "-9007199254740993"}},
+        {"key": "d", "value": {"doubleValue": 2.5}},
+        {"key": "inf", "value": {"doubleValue": "Infinity"}},
+        {"key": "raw", "value": {"bytesValue": "AAE="}},
+        {"key": "none", "value": {}},
+        {
+            "key": "kv",
+            "value": {
+                "kvlistValue": {
+                    "values": [
+                        {"key": "inner", "value": {"arrayValue": {"values": [{"intValue": "1"}]}}}
+                    ]
+                }
+            },
+        },
+        {"key": "empty", "value": {"arrayValue": {}}},
+    ]
+    (record,) = read_otlp_json([_line(attributes)])
+    assert dict(record.attributes) == {
+        "s": "x",
+        "b": True,
+        "i": -9007199254740993,
+        "d": 2.5,
+        "inf": math.inf,
+        "raw": "AAE=",
+        "none": None,
+        "kv": {"inner": (1,)},
+        "empty": (),
+    }
+
+
+def test_span_without_end_time_is_open_and_zero_parent_is_none() -> None:
+    """A missing end time means the span never ended; an all-zero parent id means a root."""
+    line = _line([], endTimeUnixNano="0", parentSpanId="0000000000000000")
+    (record,) = read_otlp_json([line])
+    assert (record.end_ns, record.parent_id) == (None, None)
+
+
+def test_blank_lines_are_skipped(tmp_path: Path) -> None:
+    """Empty and whitespace-only lines between objects are ignored."""
+    path = tmp_path / "gaps.jsonl"
+    path.write_text("\n" + _line([]) + "\n   \n" + _line([]) + "\n\n", encoding="utf-8")
+    assert [r.name for r in read_otlp_json(path)] == ["s", "s"]
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ("{not json", "line 3: not JSON"),
+        ("[1, 2]", "line 3: not OTLP JSON: not a JSON object"),
+        ('{"spans": []}', "line 3: not OTLP JSON: no 'resourceSpans' list"),
+        (_line([], spanId="xyz"), "line 3: not OTLP JSON: spanId 'xyz'"),
+        (_line([], startTimeUnixNano="soon"), "line 3: not OTLP JSON: start 'soon'"),
+        (_line([], status={"code": 7}), "line 3: not OTLP JSON: status code 7"),
+        (_line([{"value": {"intValue": "1"}}]), "line 3: not OTLP JSON: attribute"),
+    ],
+)
+def test_malformed_line_raises_trace_file_error_naming_the_line(bad: str, message: str) -> None:
+    """Bad input is a TraceFileError that says which line and what is wrong."""
+    with pytest.raises(TraceFileError, match=message):
+        read_otlp_json([_line([]), "", bad])
+
+
+def test_unreadable_path_is_a_trace_file_error(tmp_path: Path) -> None:
+    """A missing file is reported as a TraceFileError naming the path."""
+    missing = tmp_path / "missing.jsonl"
+    with pytest.raises(TraceFileError, match=r"missing\.jsonl: cannot read"):
+        read_otlp_json(missing)
+
+
+def test_exporter_truncates_unless_appending(tmp_path: Path) -> None:
+    """A new exporter starts a fresh file; ``append=True`` keeps earlier lines."""
+    path = tmp_path / "spans.jsonl"
+    for append in (False, False, True):
+        exporter = OtlpJsonFileExporter(path, append=append)
+        exporter.export(golden_spans()[:1])
+        exporter.shutdown()
+    assert len(path.read_text(encoding="utf-8").splitlines()) == 2

@@ -1,0 +1,159 @@
+"""The trace viewer in a real browser: offline, safe, searchable, navigable."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import Loaded
+from viewer_traces import HOSTILE, agent_trace, hostile_trace, wide_trace
+
+from flow_xray.render import trace_to_html
+
+pytestmark = pytest.mark.e2e
+OpenPage = Callable[..., Loaded]
+SCREENSHOT = Path(__file__).resolve().parents[2] / ".assets" / "viewer.png"
+
+
+@pytest.fixture
+def agent(open_page: OpenPage) -> Loaded:
+    return open_page(trace_to_html(agent_trace(), title="travel_agent run"), "agent")
+
+
+def test_page_logs_no_console_errors(agent: Loaded) -> None:
+    """Loading the viewer logs no error (a CSP hash mismatch would log one)."""
+    assert agent.console_errors == []
+
+
+def test_no_request_leaves_the_page(agent: Loaded) -> None:
+    """Every request the page makes is the file itself or a data: URL."""
+    agent.page.locator(".fx-node", has_text="plan").click()
+    agent.page.keyboard.press("j")
+    assert agent.requests
+    assert [u for u in agent.requests if not u.startswith(("file://", "data:"))] == []
+
+
+def test_clicking_a_graph_node_shows_its_inputs(agent: Loaded) -> None:
+    """Clicking a box in the graph shows that call's inputs in the detail panel."""
+    agent.page.locator(".fx-node", has_text="get_exhibits").click()
+    detail = agent.page.locator(".fx-detail").inner_text()
+    assert agent.selected_name() == "get_exhibits"
+    assert "museum" in detail and "Louvre" in detail and "2025-06-14" in detail
+
+
+def test_first_error_is_selected_on_open(agent: Loaded) -> None:
+    """The page opens on the first failing call, with its error and traceback."""
+    detail = agent.page.locator(".fx-detail").inner_text()
+    assert agent.selected_name() == "get_weather"
+    assert "TimeoutError: weather API did not answer" in detail
+    assert 'File "tools/weather.py", line 18' in detail
+
+
+def test_header_shows_totals(agent: Loaded) -> None:
+    """The header shows node count, wall time, errors, tokens and cost."""
+    chips = agent.page.locator(".fx-chips").inner_text().split()
+    assert chips == ["9", "nodes", "2.92", "s", "wall", "time", "1", "error"] + [
+        "2,442",
+        "tokens",
+        "$0.0071",
+        "est.",
+        "cost",
+    ]
+
+
+def test_hostile_text_is_shown_literally_and_runs_nothing(open_page: OpenPage) -> None:
+    """Markup in a name, input key and value, output, error and attribute is plain text."""
+    loaded = open_page(trace_to_html(hostile_trace()), "hostile")
+    loaded.page.locator(".fx-trace-row", has_text="script").click()
+    loaded.page.locator(".fx-section summary", has_text="Attributes").click()
+    detail = loaded.page.locator(".fx-detail")
+    texts = [
+        detail.locator(".fx-detail-name").text_content(),
+        detail.locator(".fx-k", has_text="</script>").text_content(),
+        detail.locator(".fx-error").text_content(),
+        detail.locator(".fx-k", has_text="x.hostile").locator("xpath=..").locator(".fx-v").text_content(),
+    ]
+    assert texts == [HOSTILE] * 4
+    assert detail.inner_text().count(HOSTILE) >= 6  # key, value, output, error, traceback, attr
+    assert loaded.page.evaluate("document.querySelectorAll('img').length") == 0
+    assert loaded.dialogs == []
+    assert loaded.console_errors == []
+
+
+def test_search_keeps_matches_and_their_ancestors(agent: Loaded) -> None:
+    """Typing a name shows only matching calls and the path to them."""
+    agent.page.keyboard.press("/")
+    agent.page.keyboard.type("retriev")
+    agent.page.wait_for_function("() => document.querySelector('.fx-match-info').textContent !== ''")
+    assert agent.visible_rows() == ["travel_agent", "gather_context"] + ["retrieve"] * 3
+    assert agent.page.locator(".fx-match-info").text_content() == "3 matches"
+
+
+def test_errors_only_filter_keeps_failed_calls(agent: Loaded) -> None:
+    """The errors-only toggle shows failing calls and their ancestors only."""
+    agent.page.locator(".fx-toggle").click()
+    assert agent.visible_rows() == ["travel_agent", "get_weather"]
+    agent.page.locator(".fx-toggle").click()
+    assert len(agent.visible_rows()) == 9
+
+
+def test_keyboard_moves_the_selection(agent: Loaded) -> None:
+    """j / k and the arrow keys move the selection through the visible rows."""
+    names = []
+    for key in ["j", "ArrowDown", "k", "ArrowUp", "ArrowUp"]:
+        agent.page.keyboard.press(key)
+        names.append(agent.selected_name())
+    assert names == ["answer", "answer", "get_weather", "get_exhibits", "retrieve"]
+
+
+def test_enter_collapses_and_expands(agent: Loaded) -> None:
+    """Enter on a selected call collapses its subtree; Enter again expands it."""
+    agent.page.locator(".fx-trace-row", has_text="gather_context").click()
+    agent.page.keyboard.press("Enter")
+    collapsed = len(agent.visible_rows())
+    agent.page.keyboard.press("Enter")
+    assert (collapsed, len(agent.visible_rows())) == (6, 9)
+
+
+def test_escape_clears_the_search(agent: Loaded) -> None:
+    """Esc in the search box clears the query and shows every row again."""
+    agent.page.keyboard.press("/")
+    agent.page.keyboard.type("plan")
+    agent.page.wait_for_function("() => document.querySelector('.fx-match-info').textContent !== ''")
+    agent.page.keyboard.press("Escape")
+    assert len(agent.visible_rows()) == 9
+
+
+def test_ten_thousand_nodes_become_interactive(open_page: OpenPage) -> None:
+    """A 10k-node trace loads, draws and answers a click (time printed, not asserted)."""
+    html = trace_to_html(wide_trace(10_000))
+    started = time.perf_counter()
+    loaded = open_page(html, "wide10k")
+    print(f"\n10k nodes: ready in {time.perf_counter() - started:.2f} s (from navigation)")
+    loaded.page.keyboard.press("Home")
+    loaded.page.keyboard.press("j")
+    assert loaded.selected_name() == "batch_1"
+    assert loaded.console_errors == []
+
+
+def test_hundred_thousand_nodes_open(open_page: OpenPage) -> None:
+    """A 100k-node trace still opens; the header counts every node."""
+    loaded = open_page(trace_to_html(wide_trace(100_000)), "wide100k", timeout_ms=120_000)
+    assert loaded.page.locator(".fx-chip").first.inner_text().split() == ["100,000", "nodes"]
+    assert loaded.console_errors == []
+
+
+def test_screenshot_of_the_agent_trace(agent: Loaded, tmp_path: Path) -> None:
+    """A 1400x900 screenshot with a node selected is a real PNG (README copy on request)."""
+    agent.page.locator(".fx-node", has_text="answer").click()
+    update = os.environ.get("FLOW_XRAY_UPDATE_SCREENSHOT") == "1"
+    target = SCREENSHOT if update else tmp_path / "viewer.png"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    agent.page.screenshot(path=str(target))
+    data = target.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big") == (1400, 900)
+    assert len(data) > 40_000

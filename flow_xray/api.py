@@ -1,4 +1,4 @@
-"""The public ``trace`` object: the decorator, plus ``usage``, ``annotate``, ``capture``, ``run``."""
+"""The public ``trace`` object: the decorator with ``usage``, ``annotate``, ``capture``, ``run``."""
 
 from __future__ import annotations
 

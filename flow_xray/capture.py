@@ -19,7 +19,7 @@ from typing import Any, ParamSpec, TypeVar
 from opentelemetry import trace as trace_api
 from opentelemetry.sdk.trace import TracerProvider
 
-from flow_xray import decorator
+from flow_xray import recording
 from flow_xray.model import TraceResult
 from flow_xray.processor import Collector, attach, get_processor
 from flow_xray.tree import build_result
@@ -40,7 +40,7 @@ def ensure_collecting() -> None:
         if _private is None:
             _private = TracerProvider()
             attach(_private)
-            decorator.set_fallback_provider(_private)
+            recording.set_fallback_provider(_private)
 
 
 class Capture:

@@ -32,6 +32,13 @@ if TYPE_CHECKING:
 # Upper bound on how long `run` waits for OTLP exporters to drain after the script.
 FLUSH_TIMEOUT_S = 5.0
 
+# click >= 8.2 raises this for a bare group invocation; older versions print the help themselves.
+_NO_ARGS_IS_HELP: tuple[type[click.ClickException], ...] = tuple(
+    getattr(click.exceptions, name)
+    for name in ("NoArgsIsHelpError",)
+    if hasattr(click.exceptions, name)
+)
+
 
 class CliError(click.ClickException):
     """Bad input detected by the CLI: shown as one ``error:`` line, exit status 2."""
@@ -61,7 +68,7 @@ class _FlowXrayGroup(click.Group):
                 **extra,
             )
             code = rv if isinstance(rv, int) else 0
-        except click.exceptions.NoArgsIsHelpError as exc:
+        except _NO_ARGS_IS_HELP as exc:
             exc.show()  # bare `flow-xray`: the help text is the useful answer
             code = exc.exit_code
         except click.ClickException as exc:

@@ -12,7 +12,9 @@ Node ids are not fixed at creation: ``node_id`` is ``n<k>``, ``k`` being the
 node's position in the topological order of the graph that was last exported
 (`number_graph`), or of the node's own sub-graph when it was never exported.
 So building the same expression twice, in one process or in two, gives the
-same ids, the same DOT and the same IR.
+same ids, the same DOT and the same IR. To read the ids of a whole graph, call
+``number_graph(root)`` (or export it) first: asking a leaf of an unnumbered
+graph for its id numbers only that leaf's sub-graph, so every such leaf is n0.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ class Value:
         >>> y = (a * b + 10).tanh()
         >>> y.backward()
         >>> round(a.grad, 6)
-        -1.256813
+        -0.004023
 
     Raises:
         TypeError: ``data`` is not a real number.

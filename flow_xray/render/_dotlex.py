@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 Statement = tuple[str, list[str], dict[str, str]]
+_IDS = ("id", "qid")
 
 _TOKEN = re.compile(
     r"""
@@ -31,7 +32,7 @@ class DotSyntaxError(ValueError):
 def tokenize(text: str) -> list[tuple[str, str]]:
     """Split DOT text into ``(kind, value)`` tokens; quoted strings come back unescaped.
 
-    Kinds: ``id`` (bare word, number or quoted string), ``arrow``, ``punct``.
+    Kinds: ``id`` (bare word or number), ``qid`` (quoted string), ``arrow``, ``punct``.
     Raises `DotSyntaxError` on any character outside the subset (``--``, ``<``, ``:``, ``+``).
     """
     tokens: list[tuple[str, str]] = []
@@ -46,7 +47,7 @@ def tokenize(text: str) -> list[tuple[str, str]]:
             continue
         value = match.group()
         if kind == "quoted":
-            tokens.append(("id", _unquote(value[1:-1])))
+            tokens.append(("qid", _unquote(value[1:-1])))
         elif kind == "word":
             tokens.append(("id", value))
         else:
@@ -71,7 +72,7 @@ def parse_statements(text: str) -> tuple[list[Statement], str]:
     if not reader.peek_word("digraph"):
         raise DotSyntaxError("expected 'digraph'")
     reader.take()
-    if reader.peek()[0] == "id":
+    if reader.peek()[0] in _IDS:
         reader.take()
     reader.expect("punct", "{")
     statements: list[Statement] = []
@@ -80,9 +81,9 @@ def parse_statements(text: str) -> tuple[list[Statement], str]:
         kind, value = reader.take()
         if kind == "punct" and value == ";":
             continue
-        if kind != "id":
+        if kind not in _IDS:
             raise DotSyntaxError(f"unexpected {value!r}")
-        lowered = value.lower()
+        lowered = value.lower() if kind == "id" else ""
         if lowered in ("graph", "node", "edge") and reader.peek() == ("punct", "["):
             defaults = reader.attributes()
             rankdir = defaults.get("rankdir", rankdir) if lowered == "graph" else rankdir
@@ -129,7 +130,8 @@ class _Reader:
 
     def expect(self, kind: str, value: str | None = None) -> str:
         got_kind, got = self.take()
-        if got_kind != kind or (value is not None and got != value):
+        matches = got_kind in _IDS if kind == "id" else got_kind == kind
+        if not matches or (value is not None and got != value):
             raise DotSyntaxError(f"expected {value or kind!r}, got {got!r}")
         return got
 

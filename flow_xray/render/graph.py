@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from flow_xray.render._dotlex import DotSyntaxError, parse_statements
@@ -143,7 +144,7 @@ def parse_dot(text: str) -> Graph | None:
             attrs[names[0]].update(stmt_attrs)
         else:
             label = stmt_attrs.get("label", "")
-            edges += [GraphEdge(a, b, label) for a, b in zip(names, names[1:])]
+            edges += [GraphEdge(a, b, label) for a, b in pairwise(names)]
     _rename_unsafe(ids)
     nodes = tuple(
         GraphNode(

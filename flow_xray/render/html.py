@@ -160,7 +160,7 @@ def _page(title: str, payload: Mapping[str, Any]) -> str:
 
 
 def _asset(name: str) -> str:
-    return resources.files("flow_xray.render").joinpath("static", name).read_text("utf-8")
+    return resources.files("flow_xray.render").joinpath("static").joinpath(name).read_text("utf-8")
 
 
 def _finite(value: Any) -> Any:

@@ -13,7 +13,7 @@ Node status, used for colour everywhere:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from flow_xray.render.graph import Graph, GraphEdge, GraphNode, graph_to_dot
 
@@ -98,7 +98,8 @@ def node_tokens(row: Mapping[str, Any]) -> int:
     total = meta.get("total_tokens")
     if _is_int(total):
         return int(total)
-    return sum(int(v) for k in ("prompt_tokens", "completion_tokens") if _is_int(v := meta.get(k)))
+    parts = (meta.get("prompt_tokens"), meta.get("completion_tokens"))
+    return sum(int(v) for v in parts if _is_int(v))
 
 
 def format_ms(ms: float) -> str:
@@ -123,7 +124,9 @@ def _wall_ms(data: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> floa
     return max(e for _, e in spans) - min(s for s, _ in spans) if spans else 0.0
 
 
-def _status(row: Mapping[str, Any], children: Sequence[Mapping[str, Any]], wall: float, n: int) -> str:
+def _status(
+    row: Mapping[str, Any], children: Sequence[Mapping[str, Any]], wall: float, n: int
+) -> str:
     if row.get("status") == "error":
         return "error"
     latency = row.get("latency_ms")
@@ -148,7 +151,7 @@ def _own_ms(row: Mapping[str, Any], children: Sequence[Mapping[str, Any]]) -> fl
 def _interval(row: Mapping[str, Any], open_end: float | None = None) -> tuple[float, float]:
     start = float(row["start_ms"]) if _is_number(row.get("start_ms")) else 0.0
     latency = row.get("latency_ms")
-    if _is_number(latency):
+    if isinstance(latency, (int, float)):
         return start, start + float(latency)
     return start, open_end if open_end is not None else start
 
@@ -157,9 +160,9 @@ def _detail(row: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k not in ("parent", "view_status")}
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)

@@ -78,8 +78,9 @@ def tree_builder(leaves: int) -> Builder:
         level = [value_cls(0.001 * k) for k in range(leaves)]
         flip = False
         while len(level) > 1:
+            carry = level[-1:] if len(level) % 2 else []
             pairs = zip(level[0::2], level[1::2], strict=False)
-            level = [a * b if flip else a + b for a, b in pairs]
+            level = [a * b if flip else a + b for a, b in pairs] + carry
             flip = not flip
         return level[0]
 
@@ -90,6 +91,7 @@ def best_of(repeats: int, build: Builder, value_cls: type) -> tuple[float, float
     """Best build time and best backward time (seconds) over ``repeats`` fresh graphs."""
     best_build = best_back = float("inf")
     for _ in range(repeats):
+        gc.collect()  # micrograd's closures leave cyclic garbage; start each run clean
         t0 = time.perf_counter()
         root = build(value_cls)
         t1 = time.perf_counter()
@@ -176,7 +178,7 @@ def million_chain() -> None:
 
 def export_100k() -> None:
     """DOT and IR export time of a 100k-node graph."""
-    root = tree_builder(50_000)(Value)
+    root = tree_builder(50_001)(Value)
     nodes = len(topological_order(root))
     root.backward()
     t0 = time.perf_counter()

@@ -148,6 +148,7 @@ def test_sys_exit_message_is_printed_and_exits_one(flow_xray: Cli) -> None:
     assert "giving up now" in proc.stderr.splitlines()
 
 
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
 def test_ctrl_c_exits_130_and_keeps_open_spans_as_incomplete(
     tmp_path: Path, child_env: dict[str, str]
 ) -> None:
@@ -208,6 +209,28 @@ def test_otlp_json_lines_hold_the_same_spans(flow_xray: Cli, tmp_path: Path) -> 
     assert proc.returncode == 0, proc.stderr
     names = sorted(record.name for record in read_otlp_json(tmp_path / "spans.jsonl"))
     assert names == ["double", "pipeline"]
+
+
+def test_service_name_reaches_exported_spans(flow_xray: Cli, tmp_path: Path) -> None:
+    """--service-name sets service.name on the resource of exported spans."""
+    proc = flow_xray(
+        "run",
+        "--service-name",
+        "nightly-job",
+        "--otlp-json",
+        "s.jsonl",
+        str(SCRIPTS / "traced_ok.py"),
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = (tmp_path / "s.jsonl").read_text(encoding="utf-8").splitlines()
+    services = {
+        attribute["value"]["stringValue"]
+        for line in lines
+        for resource_spans in json.loads(line)["resourceSpans"]
+        for attribute in resource_spans["resource"]["attributes"]
+        if attribute["key"] == "service.name"
+    }
+    assert services == {"nightly-job"}
 
 
 @pytest.mark.skipif(os.name != "posix", reason="the fake browser is a shell script")

@@ -13,7 +13,6 @@ from flow_xray.cli import cli
 from flow_xray.model import TraceNode, TraceResult
 
 
-
 @pytest.fixture(autouse=True)
 def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)

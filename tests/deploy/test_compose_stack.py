@@ -46,7 +46,8 @@ def _collectors() -> dict[str, dict[str, Any]]:
 
 
 def _config_path(collector: dict[str, Any]) -> str:
-    (flag,) = [arg for arg in collector["command"] if arg.startswith(COLLECTOR_CONFIG_FLAG)]
+    command: list[str] = collector["command"]
+    (flag,) = [arg for arg in command if arg.startswith(COLLECTOR_CONFIG_FLAG)]
     return flag.removeprefix(COLLECTOR_CONFIG_FLAG)
 
 

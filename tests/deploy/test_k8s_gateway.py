@@ -44,7 +44,8 @@ def _pod_labels() -> dict[str, str]:
 
 
 def _container() -> dict[str, Any]:
-    (container,) = _one("Deployment")["spec"]["template"]["spec"]["containers"]
+    containers: list[dict[str, Any]] = _one("Deployment")["spec"]["template"]["spec"]["containers"]
+    (container,) = containers
     return container
 
 

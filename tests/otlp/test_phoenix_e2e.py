@@ -82,7 +82,7 @@ def test_traced_script_lands_in_phoenix(
 
     search_attributes = spans["search"]["attributes"]
     assert json.loads(search_attributes["input.value"]) == {"query": "otlp", "limit": 2}
-    assert search_attributes["openinference.span.kind"] == "TOOL"
+    assert spans["search"]["span_kind"] == "TOOL"
 
     plan_attributes = spans["plan"]["attributes"]
     tokens = {

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from opentelemetry import trace as trace_api
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from flow_xray import propagate, trace
@@ -239,3 +239,22 @@ def test_sdk_disabled_records_nothing_and_calls_still_work(monkeypatch: pytest.M
     finally:
         trace_api._TRACER_PROVIDER_SET_ONCE = Once()
         trace_api._TRACER_PROVIDER = None
+
+
+class BrokenProcessor(SpanProcessor):
+    """A third-party processor that fails in every hook."""
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        raise RuntimeError("on_start broke")
+
+    def on_end(self, span: Any) -> None:
+        raise RuntimeError("on_end broke")
+
+
+def test_a_broken_processor_never_breaks_the_users_function(
+    user_provider: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """A processor raising in its hooks: the call still returns its value, untraced."""
+    provider, _ = user_provider
+    provider.add_span_processor(BrokenProcessor())
+    assert work(21) == 42

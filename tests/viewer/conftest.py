@@ -73,7 +73,7 @@ def browser(e2e_missing: Callable[[str], Any]) -> Iterator[Any]:
 
 @pytest.fixture
 def open_page(browser: Any, tmp_path: Path) -> Iterator[Callable[..., Loaded]]:
-    """Return ``open(html, name="page", timeout_ms=30000) -> Loaded``: write, load, wait for ready."""
+    """Return ``open(html, name, timeout_ms) -> Loaded``: write, load, wait until ready."""
     contexts: list[Any] = []
 
     def open_html(html: str, name: str = "page", timeout_ms: float = 30000) -> Loaded:

@@ -63,7 +63,10 @@ def agent_trace() -> dict[str, Any]:
             latency,
             2,
             inputs={"query": question, "index": index, "top_k": 4},
-            output=[{"doc": f"{index}/{d}", "score": round(0.91 - d * 0.07 - k * 0.02, 2)} for d in range(3)],
+            output=[
+                {"doc": f"{index}/{d}", "score": round(0.91 - d * 0.07 - k * 0.02, 2)}
+                for d in range(3)
+            ],
         )
         for k, (index, latency) in enumerate(
             [("museum-guides", 182.4), ("paris-events", 244.9), ("transit-notes", 131.2)]

@@ -1,0 +1,108 @@
+"""The offline HTML pages: self-contained, CSP-locked, data only as inert JSON text."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+from typing import Any
+
+from flow_xray.render import Graph, GraphNode, dot_viewer_html, graph_to_html, trace_to_html
+from flow_xray.render.html import SCRIPT_FILES, STYLE_FILE, csp_hash, embed_json
+
+HOSTILE = "</script><img src=x onerror=alert(1)>"
+
+
+def hostile_trace() -> dict[str, Any]:
+    return {
+        "version": 1,
+        "nodes": [
+            {
+                "name": HOSTILE,
+                "inputs": {HOSTILE: "\u2028 & \u2029"},
+                "output": HOSTILE,
+                "latency_ms": 1.0,
+                "start_ms": 0.0,
+                "children": [],
+            }
+        ],
+    }
+
+
+def payload(page: str) -> Any:
+    match = re.search(r'<script type="application/json" id="fx-data">(.*?)</script>', page, re.S)
+    assert match is not None
+    return json.loads(match.group(1))
+
+
+def test_csp_allows_exactly_the_inline_script_and_style() -> None:
+    """The CSP forbids network access and names the sha256 of the inline script and style."""
+    page = trace_to_html(hostile_trace())
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', page)
+    script = re.search(r"<script>(.*?)</script>", page, re.S)
+    style = re.search(r"<style>(.*?)</style>", page, re.S)
+    assert policy and script and style
+    assert policy.group(1).split("; ") == [
+        "default-src 'none'",
+        f"script-src {csp_hash(script.group(1))}",
+        f"style-src {csp_hash(style.group(1))}",
+        "img-src data:",
+        "connect-src 'none'",
+        "font-src 'none'",
+        "base-uri 'none'",
+        "form-action 'none'",
+    ]
+
+
+def test_hostile_text_never_appears_as_markup() -> None:
+    """Markup in trace data is escaped inside the JSON block and parses back unchanged."""
+    page = trace_to_html(hostile_trace())
+    assert HOSTILE not in page and "<img" not in page
+    node = payload(page)["nodes"][0]
+    assert (node["name"], node["output"], node["inputs"]) == (
+        HOSTILE,
+        HOSTILE,
+        {HOSTILE: "\u2028 & \u2029"},
+    )
+
+
+def test_embed_json_escapes_separators_and_ampersand() -> None:
+    """``<``, ``>``, ``&``, U+2028 and U+2029 are written as \\u escapes."""
+    assert embed_json(["<>&\u2028\u2029"]) == '["\\u003c\\u003e\\u0026\\u2028\\u2029"]'
+
+
+def test_embed_json_writes_non_finite_floats_as_text() -> None:
+    """NaN and infinity (not valid JSON) become strings instead of breaking the page."""
+    assert json.loads(embed_json({"a": [float("nan"), float("inf"), 1.5]})) == {
+        "a": ["nan", "inf", 1.5]
+    }
+
+
+def test_page_references_nothing_outside_itself() -> None:
+    """No src= or href= except data: URLs: no CDN, no external font, no file."""
+    page = trace_to_html(hostile_trace())
+    assert re.findall(r'(?:src|href)="([^"]*)"', page) == ["data:,"]
+    assert "@import" not in page and "url(http" not in page
+
+
+def test_title_is_escaped() -> None:
+    """The page title is HTML-escaped in <title> and passed as JSON text to the app."""
+    page = graph_to_html(Graph((GraphNode("a", "a"),), ()), title="<b>&")
+    assert "<title>&lt;b&gt;&amp;</title>" in page
+    assert payload(page)["title"] == "<b>&"
+
+
+def test_dot_viewer_draws_understood_dot_and_shows_the_rest_as_text() -> None:
+    """Parsable DOT becomes a graph payload; anything else a text payload with the DOT."""
+    drawn = payload(dot_viewer_html("digraph { a -> b }"))
+    text = payload(dot_viewer_html("graph { a -- b }"))
+    assert ([n["id"] for n in drawn["nodes"]], drawn["mode"]) == (["a", "b"], "graph")
+    assert (text["mode"], text["text"]) == ("text", "graph { a -- b }")
+
+
+def test_assets_are_readable_hand_written_files() -> None:
+    """Every asset line is under 2,000 characters (no minified code)."""
+    folder = resources.files("flow_xray.render").joinpath("static")
+    for name in (*SCRIPT_FILES, STYLE_FILE):
+        lines = folder.joinpath(name).read_text("utf-8").splitlines()
+        assert max(len(line) for line in lines) < 2000, name

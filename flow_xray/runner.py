@@ -39,7 +39,7 @@ INTERRUPTED_EXIT_CODE = 130
 
 # Frames from flow-xray's own modules (the runner, the @trace wrappers) and from
 # runpy are dropped from tracebacks, so they read as Python's would for the script.
-_PACKAGE_DIR = os.path.dirname(os.path.abspath((lambda: None).__code__.co_filename))
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _EXAMPLES_DIR = os.path.join(_PACKAGE_DIR, "examples")
 _RUNPY_FILE = runpy.run_path.__code__.co_filename
 

@@ -43,8 +43,6 @@ _DEPTH_CEILING: Final = 64
 # ints over 4300 digits, and JSON readers lose precision long before that.
 _MAX_INT_BITS: Final = 1024
 _FAST_INT: Final = 1 << 63
-_FAST_SEQ: Final = 32
-_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
@@ -531,57 +529,78 @@ def to_jsonable(value: Any, limits: Limits) -> Any:
         return f"<{_type_name(value)} object (serialization failed: {_type_name(exc)})>"
 
 
-def _fast_inputs(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> str | None:
-    """JSON for a small dict of primitives and short flat lists, or None to take the walk.
+def _plain(
+    value: Any, depth: int, budget: int, limits: Limits, secret: dict[str, bool] | None
+) -> int:
+    """Budget left after `value` if it is plain JSON needing no cut, else -1.
 
-    NaN and infinities are left to the encoder, which refuses them (ValueError).
+    Plain: str/int/float/bool/None and dicts (str keys, none secret) and
+    lists/tuples of plain values within every cap. Such values go straight to
+    the C encoder; NaN and infinities are left to it, and it refuses them.
+    `budget` (estimated output bytes) bounds the work on big values.
     """
-    if len(arguments) > limits.max_items:
-        return None
-    max_string = limits.max_string
-    max_seq = min(_FAST_SEQ, limits.max_items) if limits.max_depth >= 2 else -1
-    secret = _name_cache(limits) if limits.redact else None
-    out: dict[Any, Any] | None = None
-    for key, value in arguments.items():
-        if type(key) is not str:
-            return None
-        kind = type(value)
-        if kind is str:
-            if len(value) > max_string:
-                return None
-        elif kind is int:
-            if not -_FAST_INT < value < _FAST_INT:
-                return None
-        elif kind is list or kind is tuple:
-            if len(value) > max_seq:
-                return None
-            for item in value:
-                kind = type(item)
-                if kind is str:
-                    if len(item) > max_string:
-                        return None
-                elif kind is int:
-                    if not -_FAST_INT < item < _FAST_INT:
-                        return None
-                elif kind not in _SCALARS:
-                    return None
-        elif kind not in _SCALARS:
-            return None
-        if secret is not None:
-            verdict = secret.get(key)
-            if verdict is None:
-                verdict = is_secret_name(key, limits)
-            if verdict:
-                if out is None:
-                    out = dict(arguments)
-                out[key] = REDACTED
+    kind = type(value)
+    if kind is str:
+        return budget - len(value) - 3 if len(value) <= limits.max_string else -1
+    if kind is int:
+        return budget - 8 if -_FAST_INT < value < _FAST_INT else -1
+    if kind is float or kind is bool or value is None:
+        return budget - 8
+    if depth >= limits.max_depth or budget < 0:
+        return -1
+    if kind is list or kind is tuple:
+        if len(value) > limits.max_items:
+            return -1
+        for item in value:
+            budget = _plain(item, depth + 1, budget - 1, limits, secret)
+            if budget < 0:
+                return -1
+        return budget
+    if kind is dict:
+        if len(value) > limits.max_items:
+            return -1
+        for key, item in value.items():
+            if type(key) is not str or len(key) > limits.max_string:
+                return -1
+            if secret is not None and secret.get(key, True) and is_secret_name(key, limits):
+                return -1
+            budget = _plain(item, depth + 1, budget - len(key) - 4, limits, secret)
+            if budget < 0:
+                return -1
+        return budget
+    return -1
+
+
+def _fits(value: Any, max_bytes: int) -> str | None:
+    """The JSON text of a plain value if it fits `max_bytes`, else None."""
     try:
-        text = _encode_json(arguments if out is None else out)
+        text = _encode_json(value)
         if text.isascii():
             return text if len(text) <= max_bytes else None
         return text if len(text.encode("utf-8")) <= max_bytes else None
     except ValueError:  # NaN/Infinity, or lone surrogates in the UTF-8 check
         return None
+
+
+def _fast_inputs(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> str | None:
+    """JSON for plain arguments, secret top-level names redacted; None to take the walk."""
+    if len(arguments) > limits.max_items:
+        return None
+    secret = _name_cache(limits) if limits.redact else None
+    out: dict[Any, Any] | None = None
+    budget = max_bytes
+    for key, value in arguments.items():
+        if type(key) is not str:
+            return None
+        if secret is not None and secret.get(key, True) and is_secret_name(key, limits):
+            if out is None:
+                out = dict(arguments)
+            out[key] = REDACTED
+            continue
+        budget = _plain(value, 1, budget - len(key) - 4, limits, secret)
+        if budget < 0:
+            return None
+    return _fits(arguments if out is None else out, max_bytes)
 
 
 def _encode(value: Any, limits: Limits, max_bytes: int) -> str:
@@ -626,10 +645,10 @@ def encode_output(value: Any, limits: Limits, max_bytes: int) -> tuple[str, str]
     try:
         if isinstance(value, str):
             return _cap_text(str.__str__(value), max_bytes), MIME_TEXT
-        kind = type(value)
-        if value is None or kind is bool or (kind is int and -_FAST_INT < value < _FAST_INT):
-            text = _encode_json(value)
-            if len(text) <= max_bytes:
+        secret = _name_cache(limits) if limits.redact else None
+        if _plain(value, 0, max_bytes, limits, secret) >= 0:
+            text = _fits(value, max_bytes)
+            if text is not None:
                 return text, MIME_JSON
         return _encode(value, limits, max_bytes), MIME_JSON
     except Exception as exc:

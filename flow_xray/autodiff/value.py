@@ -1,12 +1,12 @@
 """The scalar `Value`: one node of a computation graph, and its local derivatives.
 
 Each operation computes its result and, right beside it, the local derivative of
-the result with respect to each operand (``_local``, in operand order). The
-backward pass is then the chain rule applied along ``_prev``: every operand
-receives ``local * out.grad``. Storing numbers instead of micrograd's per-node
-closures keeps nodes small, makes the graph free of reference cycles (so the
-garbage collector never has to walk it) and lets the backward loop run without
-a Python call per node.
+the result with respect to each operand (``_d0`` for the first, ``_d1`` for the
+second). The backward pass is then the chain rule applied along ``_prev``: each
+operand receives ``local * out.grad``. Storing two numbers instead of
+micrograd's per-node closure keeps nodes small (one allocation per operation
+besides the operand tuple), makes the graph free of reference cycles, and lets
+the backward loop run without a Python call per node.
 
 Node ids are not fixed at creation: ``node_id`` is ``n<k>``, ``k`` being the
 node's position in the topological order of the graph that was last exported
@@ -44,13 +44,14 @@ class Value:
         TypeError: ``data`` is not a real number.
     """
 
-    __slots__ = ("_local", "_nid", "_op", "_prev", "data", "grad", "label")
+    __slots__ = ("_d0", "_d1", "_nid", "_op", "_prev", "data", "grad", "label")
 
     data: float
     grad: float
     label: str
     _prev: tuple[Value, ...]
-    _local: tuple[float, ...]
+    _d0: float
+    _d1: float
     _op: str
     _nid: str | None
 
@@ -59,7 +60,7 @@ class Value:
         self.grad = 0.0
         self.label = label
         self._prev = ()
-        self._local = ()
+        self._d0 = self._d1 = 0.0
         self._op = ""
         self._nid = None
 
@@ -86,21 +87,21 @@ class Value:
 
     def __add__(self, other: Value | float) -> Value:
         other = other if isinstance(other, Value) else Value(other)
-        return _result(self.data + other.data, (self, other), (1.0, 1.0), "+")
+        return _binary(self.data + other.data, self, other, 1.0, 1.0, "+")
 
     def __radd__(self, other: float) -> Value:
         return Value(other) + self
 
     def __sub__(self, other: Value | float) -> Value:
         other = other if isinstance(other, Value) else Value(other)
-        return _result(self.data - other.data, (self, other), (1.0, -1.0), "-")
+        return _binary(self.data - other.data, self, other, 1.0, -1.0, "-")
 
     def __rsub__(self, other: float) -> Value:
         return Value(other) - self
 
     def __mul__(self, other: Value | float) -> Value:
         other = other if isinstance(other, Value) else Value(other)
-        return _result(self.data * other.data, (self, other), (other.data, self.data), "*")
+        return _binary(self.data * other.data, self, other, other.data, self.data, "*")
 
     def __rmul__(self, other: float) -> Value:
         return Value(other) * self
@@ -111,13 +112,13 @@ class Value:
         if b == 0.0:
             raise ZeroDivisionError(f"Value division by zero ({self.data!r} / 0)")
         q = self.data / b
-        return _result(q, (self, other), (1.0 / b, -q / b), "/")
+        return _binary(q, self, other, 1.0 / b, -q / b, "/")
 
     def __rtruediv__(self, other: float) -> Value:
         return Value(other) / self
 
     def __neg__(self) -> Value:
-        return _result(-self.data, (self,), (-1.0,), "neg")
+        return _unary(-self.data, self, -1.0, "neg")
 
     def __pow__(self, exponent: float) -> Value:
         if isinstance(exponent, Value) or not isinstance(exponent, numbers.Real):
@@ -140,19 +141,19 @@ class Value:
                 local = k * x ** (k - 1)
             except ZeroDivisionError:  # 0 ** k with 0 < k < 1: the slope is infinite
                 local = math.inf
-        return _result(float(y), (self,), (local,), f"**{k}")
+        return _unary(float(y), self, local, f"**{k}")
 
     # -- elementwise functions ------------------------------------------------------
 
     def relu(self) -> Value:
         """max(0, x); the derivative at 0 is taken as 0."""
         x = self.data
-        return _result(x if x > 0.0 else 0.0, (self,), (1.0 if x > 0.0 else 0.0,), "relu")
+        return _unary(x if x > 0.0 else 0.0, self, 1.0 if x > 0.0 else 0.0, "relu")
 
     def tanh(self) -> Value:
         """Hyperbolic tangent; derivative 1 - tanh(x)**2."""
         t = math.tanh(self.data)
-        return _result(t, (self,), (1.0 - t * t,), "tanh")
+        return _unary(t, self, 1.0 - t * t, "tanh")
 
     def exp(self) -> Value:
         """e**x; derivative e**x.
@@ -164,7 +165,7 @@ class Value:
             e = math.exp(self.data)
         except OverflowError:
             raise OverflowError(f"Value.exp({self.data!r}) overflows a float") from None
-        return _result(e, (self,), (e,), "exp")
+        return _unary(e, self, e, "exp")
 
     def log(self) -> Value:
         """Natural logarithm; derivative 1/x.
@@ -175,7 +176,7 @@ class Value:
         x = self.data
         if not x > 0.0:
             raise ValueError(f"Value.log needs a positive value, got {x!r}")
-        return _result(math.log(x), (self,), (1.0 / x,), "log")
+        return _unary(math.log(x), self, 1.0 / x, "log")
 
     def sigmoid(self) -> Value:
         """1 / (1 + e**-x), computed without overflow; derivative s * (1 - s)."""
@@ -185,15 +186,18 @@ class Value:
         else:
             e = math.exp(x)
             s = e / (1.0 + e)
-        return _result(s, (self,), (s * (1.0 - s),), "sigmoid")
+        return _unary(s, self, s * (1.0 - s), "sigmoid")
 
     # -- backward ---------------------------------------------------------------
 
     def _backward(self) -> None:
         """Chain rule for this node: add ``local * self.grad`` to each operand's grad."""
         g = self.grad
-        for operand, local in zip(self._prev, self._local, strict=True):
-            operand.grad += local * g
+        prev = self._prev
+        if prev:
+            prev[0].grad += self._d0 * g
+        if len(prev) == 2:
+            prev[1].grad += self._d1 * g
 
     def backward(self) -> None:
         """Backpropagate from this node with gradient 1, accumulating like micrograd.
@@ -212,14 +216,29 @@ def _as_float(data: object) -> float:
     raise TypeError(f"Value needs a real number, got {type(data).__name__}: {data!r}")
 
 
-def _result(data: float, prev: tuple[Value, ...], local: tuple[float, ...], op: str) -> Value:
-    """Build an operation's output node without going through `Value.__init__`."""
+def _unary(data: float, x: Value, d: float, op: str) -> Value:
+    """Build the output of a one-operand operation without `Value.__init__`."""
     out: Value = _new(Value)
     out.data = data
     out.grad = 0.0
     out.label = ""
-    out._prev = prev
-    out._local = local
+    out._prev = (x,)
+    out._d0 = d
+    out._d1 = 0.0
+    out._op = op
+    out._nid = None
+    return out
+
+
+def _binary(data: float, a: Value, b: Value, da: float, db: float, op: str) -> Value:
+    """Build the output of a two-operand operation without `Value.__init__`."""
+    out: Value = _new(Value)
+    out.data = data
+    out.grad = 0.0
+    out.label = ""
+    out._prev = (a, b)
+    out._d0 = da
+    out._d1 = db
     out._op = op
     out._nid = None
     return out
@@ -305,8 +324,8 @@ def _backprop(order: list[Value], seed: float, zero_first: bool) -> None:
         for node in order:
             node.grad = 0.0
     order[-1].grad = seed
-    # Value._backward inlined and unrolled by arity: no call and no zip per node
-    # halves the time of the pass.
+    # Value._backward inlined and unrolled by arity: no call per node halves the
+    # time of the pass.
     for node in reversed(order):
         prev = node._prev
         if not prev:
@@ -314,11 +333,7 @@ def _backprop(order: list[Value], seed: float, zero_first: bool) -> None:
         g = node.grad
         if len(prev) == 2:
             a, b = prev
-            la, lb = node._local
-            a.grad += la * g
-            b.grad += lb * g
-        elif len(prev) == 1:
-            prev[0].grad += node._local[0] * g
+            a.grad += node._d0 * g
+            b.grad += node._d1 * g
         else:
-            for operand, local in zip(prev, node._local, strict=True):
-                operand.grad += local * g
+            prev[0].grad += node._d0 * g

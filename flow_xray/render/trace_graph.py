@@ -29,6 +29,7 @@ def flatten_trace(data: Mapping[str, Any]) -> list[dict[str, Any]]:
     """
     rows: list[dict[str, Any]] = []
     kids: list[list[int]] = []
+    spans: list[tuple[float, float | None]] = []
     stack: list[tuple[Mapping[str, Any], int]] = [(n, -1) for n in reversed(_roots(data))]
     while stack:
         node, parent = stack.pop()
@@ -37,13 +38,17 @@ def flatten_trace(data: Mapping[str, Any]) -> list[dict[str, Any]]:
         index = len(rows)
         rows.append(row)
         kids.append([])
+        start = row.get("start_ms")
+        start = float(start) if _is_number(start) else 0.0
+        latency = row.get("latency_ms")
+        spans.append((start, start + float(latency) if _is_number(latency) else None))
         if parent >= 0:
             kids[parent].append(index)
         children = node.get("children") or ()
         stack.extend((c, index) for c in reversed(children) if isinstance(c, Mapping))
-    wall = _wall_ms(data, rows)
+    wall = _wall_ms(data, spans)
     for index, row in enumerate(rows):
-        row["view_status"] = _status(row, [rows[k] for k in kids[index]], wall, len(rows))
+        row["view_status"] = _status(row, index, kids[index], spans, wall)
     return rows
 
 
@@ -116,31 +121,40 @@ def _roots(data: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
     return [n for n in nodes if isinstance(n, Mapping)] if isinstance(nodes, list) else []
 
 
-def _wall_ms(data: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> float:
+def _wall_ms(data: Mapping[str, Any], spans: Sequence[tuple[float, float | None]]) -> float:
     totals = data.get("totals")
     if isinstance(totals, Mapping) and _is_number(totals.get("wall_time_ms")):
         return float(totals["wall_time_ms"])
-    spans = [_interval(r) for r in rows]
-    return max(e for _, e in spans) - min(s for s, _ in spans) if spans else 0.0
+    if not spans:
+        return 0.0
+    return max(e if e is not None else s for s, e in spans) - min(s for s, _ in spans)
 
 
 def _status(
-    row: Mapping[str, Any], children: Sequence[Mapping[str, Any]], wall: float, n: int
+    row: Mapping[str, Any],
+    index: int,
+    children: Sequence[int],
+    spans: Sequence[tuple[float, float | None]],
+    wall: float,
 ) -> str:
     if row.get("status") == "error":
         return "error"
-    latency = row.get("latency_ms")
-    if n < 2 or wall <= 0 or not _is_number(latency):
+    start, end = spans[index]
+    if len(spans) < 2 or wall <= 0 or end is None:
         return "ok"
-    return "slow" if _own_ms(row, children) >= SLOW_SHARE * wall else "ok"
+    return "slow" if _own_ms(start, end, children, spans) >= SLOW_SHARE * wall else "ok"
 
 
-def _own_ms(row: Mapping[str, Any], children: Sequence[Mapping[str, Any]]) -> float:
-    """Latency not covered by the union of the children's intervals (clipped to the parent)."""
-    start, end = _interval(row)
+def _own_ms(
+    start: float, end: float, children: Sequence[int], spans: Sequence[tuple[float, float | None]]
+) -> float:
+    """Latency not covered by the union of the children's intervals (clipped to the parent).
+
+    A child that never ended counts as running until the parent's end.
+    """
     covered = 0.0
     cursor = start
-    for c_start, c_end in sorted(_interval(c, end) for c in children):
+    for c_start, c_end in sorted(_closed(spans[k], end) for k in children):
         c_start, c_end = max(c_start, cursor), min(c_end, end)
         if c_end > c_start:
             covered += c_end - c_start
@@ -148,12 +162,8 @@ def _own_ms(row: Mapping[str, Any], children: Sequence[Mapping[str, Any]]) -> fl
     return max(0.0, end - start - covered)
 
 
-def _interval(row: Mapping[str, Any], open_end: float | None = None) -> tuple[float, float]:
-    start = float(row["start_ms"]) if _is_number(row.get("start_ms")) else 0.0
-    latency = row.get("latency_ms")
-    if isinstance(latency, (int, float)):
-        return start, start + float(latency)
-    return start, open_end if open_end is not None else start
+def _closed(span: tuple[float, float | None], end: float) -> tuple[float, float]:
+    return (span[0], end if span[1] is None else span[1])
 
 
 def _detail(row: Mapping[str, Any]) -> dict[str, Any]:

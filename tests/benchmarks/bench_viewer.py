@@ -1,0 +1,72 @@
+"""Viewer benchmark: HTML size, Python render time and time-to-interactive in Chromium.
+
+Run as ``python tests/benchmarks/bench_viewer.py``. For traces of 1k, 10k and
+100k nodes it prints, side by side: the page size, how long ``trace_to_html``
+takes, and how long headless Chromium takes from navigation until the app sets
+``document.body.dataset.ready = "1"`` (after the first paint of graph and
+tree), both as the page measures it (``performance.now()``) and as seen from
+Python (``goto`` until ready). Target (SPEC §7): 10k nodes interactive in <= 1.5 s.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "viewer"))
+
+from playwright.sync_api import sync_playwright
+from viewer_traces import wide_trace
+
+from flow_xray.render import trace_to_html
+
+SIZES = (1_000, 10_000, 100_000)
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+RUNS = 3
+
+
+def main() -> None:
+    """Measure every size and print one table."""
+    rows = []
+    with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        for count in SIZES:
+            data = wide_trace(count)
+            started = time.perf_counter()
+            html = trace_to_html(data)
+            render_s = time.perf_counter() - started
+            path = Path(folder) / f"trace_{count}.html"
+            path.write_text(html, encoding="utf-8")
+            in_page, outside = [], []
+            for _ in range(RUNS):
+                page = browser.new_page(viewport={"width": 1400, "height": 900})
+                started = time.perf_counter()
+                page.goto(path.as_uri(), timeout=300_000)
+                page.wait_for_selector("body[data-ready='1']", state="attached", timeout=300_000)
+                outside.append(time.perf_counter() - started)
+                in_page.append(float(page.evaluate("document.body.dataset.readyMs")) / 1000)
+                page.close()
+            size_mb = len(html.encode("utf-8")) / 1e6
+            rows.append((count, size_mb, render_s, min(in_page), min(outside)))
+        browser.close()
+    header = ("nodes", "html MB", "render s", "ready s (page)", "ready s (goto)")
+    print(f"{header[0]:>8} {header[1]:>8} {header[2]:>9} {header[3]:>15} {header[4]:>15}")
+    for count, size_mb, render_s, page_s, goto_s in rows:
+        print(f"{count:>8,} {size_mb:>8.1f} {render_s:>9.2f} {page_s:>15.2f} {goto_s:>15.2f}")
+    print(f"(best of {RUNS} browser loads; 10k-node target: ready <= 1.5 s)")
+
+
+if __name__ == "__main__":
+    main()

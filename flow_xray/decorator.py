@@ -121,17 +121,22 @@ class _Call:
     def fail(self, exc: BaseException) -> None:
         if is_failure(exc):
             record_error(self.span, exc)
+        if isinstance(exc, KeyboardInterrupt):
+            self._mark_incomplete()  # interrupted: the call did not run to its end
         self._end()
 
     def abandon(self, partial_output: Any) -> None:
         """A generator closed before exhaustion: incomplete, with what it yielded so far."""
+        self._mark_incomplete()
+        if self.spec.capture_output and self.span.is_recording():
+            record_output(self.span, partial_output, self.used)
+        self._end()
+
+    def _mark_incomplete(self) -> None:
         try:
             self.span.set_attribute(attr.INCOMPLETE, True)
         except Exception:
             contained("incompleteness")
-        if self.spec.capture_output and self.span.is_recording():
-            record_output(self.span, partial_output, self.used)
-        self._end()
 
     def _end(self) -> None:
         try:

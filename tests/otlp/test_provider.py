@@ -16,7 +16,8 @@ from flow_xray import provider as flow_provider
 from flow_xray.errors import ConfigurationError
 from flow_xray.otlp_json import read_otlp_json
 from flow_xray.provider import configure
-from tests.otlp.conftest import OtlpHttpReceiver, free_port
+from tests.otlp.conftest import OtlpHttpReceiver
+from tests.otlp.phoenix_server import free_port
 
 pytestmark = pytest.mark.usefixtures("clean_otel")
 

@@ -482,3 +482,16 @@ def test_usage_outside_any_span_is_a_no_op() -> None:
     """Calling trace.usage/annotate with no span open does nothing and raises nothing."""
     trace.usage(model="gpt-4o", input_tokens=1)
     trace.annotate(x=1)
+
+
+def test_interrupted_call_is_an_incomplete_error() -> None:
+    """Ctrl-C inside a traced call: the node is an error and marked incomplete."""
+
+    @trace
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    with trace.capture() as result, pytest.raises(KeyboardInterrupt):
+        interrupted()
+    node = only(result, "interrupted")
+    assert node.status == "error" and node.incomplete

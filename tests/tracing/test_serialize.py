@@ -638,12 +638,17 @@ simple_values = (
 )
 
 
-@settings(max_examples=200, deadline=None)
-@given(
-    args=st.dictionaries(
-        st.text(max_size=10), simple_values | st.lists(simple_values, max_size=5), max_size=6
-    )
+plain_values = st.recursive(
+    simple_values,
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5)
+    ),
+    max_leaves=20,
 )
+
+
+@settings(max_examples=200, deadline=None)
+@given(args=st.dictionaries(st.text(max_size=10), plain_values, max_size=6))
 def test_fast_path_agrees_with_the_full_walk(args: dict[str, Any]) -> None:
-    """Small primitive arguments encode to exactly what to_jsonable gives."""
+    """Plain JSON-like arguments encode to exactly what to_jsonable gives."""
     assert json.loads(encode_inputs(args, DEFAULT, 8192)) == to_jsonable(args, DEFAULT)

@@ -150,5 +150,6 @@ def test_screenshot_of_the_agent_trace(agent: Loaded, tmp_path: Path) -> None:
     agent.page.screenshot(path=str(target))
     data = target.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    assert int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big") == (1400, 900)
+    size = (int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big"))
+    assert size == (1400, 900)
     assert len(data) > 40_000

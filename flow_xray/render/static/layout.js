@@ -21,7 +21,7 @@ FX.layoutTree = function (items, opt) {
     if (first[p] < 0) first[p] = i;
     last[p] = i;
   }
-  const breadth = opt.horizontal ? opt.h + opt.gapY / 2 : opt.w + opt.gapX;
+  const breadth = opt.horizontal ? opt.h + 12 : opt.w + opt.gapX;
   const rank = opt.horizontal ? opt.w + opt.gapX * 3 : opt.h + opt.gapY;
   let cursor = 0;
   for (let i = 0; i < n; i++) {

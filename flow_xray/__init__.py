@@ -40,6 +40,9 @@ _EXPORTS: dict[str, str] = {
     "iter_backward_steps": "flow_xray.autodiff",
     "standalone_viewer_html": "flow_xray.autodiff",
     "write_standalone_viewer_html": "flow_xray.autodiff",
+    "value_viewer_html": "flow_xray.autodiff",
+    "write_value_viewer_html": "flow_xray.autodiff",
+    "ir_from_json": "flow_xray.autodiff",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -71,6 +74,7 @@ if TYPE_CHECKING:
         ir_to_json as ir_to_json,
     )
     from flow_xray.autodiff import (
+        ir_from_json as ir_from_json,
         iter_backward_steps as iter_backward_steps,
     )
     from flow_xray.autodiff import (
@@ -81,12 +85,14 @@ if TYPE_CHECKING:
     )
     from flow_xray.autodiff import (
         value_graph_to_dot as value_graph_to_dot,
+        value_viewer_html as value_viewer_html,
     )
     from flow_xray.autodiff import (
         write_dot as write_dot,
     )
     from flow_xray.autodiff import (
         write_standalone_viewer_html as write_standalone_viewer_html,
+        write_value_viewer_html as write_value_viewer_html,
     )
     from flow_xray.autodiff import (
         zero_grad as zero_grad,

@@ -11,19 +11,18 @@ Nothing imports this module except ``flow_xray.__main__`` and the console script
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import traceback
 import webbrowser
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from flow_xray import __version__
-from flow_xray.errors import FlowXrayError, TraceFileError
+from flow_xray.errors import FlowXrayError, ScriptFailed
 
 if TYPE_CHECKING:
     from flow_xray.autodiff import Value
@@ -183,10 +182,12 @@ def run(
 @click.option("--open", "open_browser", is_flag=True, help="Open the viewer in a web browser.")
 def view(file: str, html_path: str | None, title: str | None, open_browser: bool) -> int:
     """Render a saved trace (flow-xray JSON or OTLP JSON lines) as the HTML viewer."""
+    from flow_xray.tracefile import load_trace
+
     _readable(file)
     html_out = _writable(html_path or f"{Path(file).stem}.html", "--html")
     try:
-        result = _load_trace(file)
+        result = load_trace(file)
         html = result.to_html(title=title or f"flow-xray: {os.path.basename(file)}")
     except FlowXrayError as exc:
         raise CliError(str(exc)) from None
@@ -317,7 +318,7 @@ def _load_root(target: Any) -> Value:
 
     try:
         namespace = runner.run_for_namespace(target)
-    except runner.ScriptFailed as failed:
+    except ScriptFailed as failed:
         exc = failed.exception
         if isinstance(exc, SystemExit):
             raise CliError(
@@ -331,48 +332,6 @@ def _load_root(target: Any) -> Value:
     if not isinstance(root, Value):
         raise CliError(f"root in {target.name} is a {type(root).__name__}, not a flow_xray.Value")
     return root
-
-
-def _load_trace(path: str) -> TraceResult:
-    """Read flow-xray JSON or OTLP JSON lines, telling them apart by content.
-
-    Raises:
-        TraceFileError: the file is neither.
-    """
-    from flow_xray.model import TraceResult
-
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TraceFileError(f"cannot read {path}: {exc}") from None
-    if not text.strip():
-        raise TraceFileError(f"{path} is empty, not a trace")
-    whole = True
-    try:
-        data: Any = json.loads(text)
-    except ValueError:
-        whole = False
-        # Several lines of JSON: OTLP JSON lines, if the first line says so.
-        first = text.strip().splitlines()[0]
-        try:
-            data = json.loads(first)
-        except ValueError as exc:
-            raise TraceFileError(f"{path} is not a trace: not JSON ({exc})") from None
-        if not (isinstance(data, Mapping) and "resourceSpans" in data):
-            raise TraceFileError(
-                f"{path} is not a trace: not flow-xray JSON or OTLP JSON lines"
-            ) from None
-    if isinstance(data, Mapping) and "resourceSpans" in data:
-        from flow_xray.otlp_json import read_otlp_json
-        from flow_xray.tree import build_result
-
-        # One (possibly pretty-printed) object, or one object per line.
-        return build_result(read_otlp_json([json.dumps(data)] if whole else path))
-    if isinstance(data, Mapping) and "nodes" in data:
-        return TraceResult.from_dict(data)
-    raise TraceFileError(
-        f"{path} is not a trace: JSON without 'nodes' (flow-xray) or 'resourceSpans' (OTLP)"
-    )
 
 
 def _configure(

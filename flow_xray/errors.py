@@ -17,3 +17,18 @@ class ConfigurationError(FlowXrayError):
 
 class GraphError(FlowXrayError):
     """An autodiff graph or its exports were used wrongly (bad operand, bad IR)."""
+
+
+class ScriptError(FlowXrayError):
+    """The script or module to run cannot be found, read or compiled."""
+
+
+class ScriptFailed(FlowXrayError):
+    """The script raised while being run for its globals; ``exception`` is what it raised.
+
+    The exception's traceback starts at the user's code (flow-xray's frames are dropped).
+    """
+
+    def __init__(self, exception: BaseException) -> None:
+        super().__init__(f"{type(exception).__name__}: {exception}")
+        self.exception = exception

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from flow_xray.errors import FlowXrayError
+from flow_xray.errors import ScriptError, ScriptFailed
 from flow_xray.model import TraceResult
 
 # Python's own convention for a process stopped by Ctrl-C (128 + SIGINT).
@@ -42,21 +42,6 @@ INTERRUPTED_EXIT_CODE = 130
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _EXAMPLES_DIR = os.path.join(_PACKAGE_DIR, "examples")
 _RUNPY_FILE = runpy.run_path.__code__.co_filename
-
-
-class ScriptError(FlowXrayError):
-    """The script or module to run cannot be found, read or compiled."""
-
-
-class ScriptFailed(FlowXrayError):
-    """The script raised while being run for its globals; ``exception`` is what it raised.
-
-    The exception's traceback starts at the user's code (flow-xray's frames are dropped).
-    """
-
-    def __init__(self, exception: BaseException) -> None:
-        super().__init__(f"{type(exception).__name__}: {exception}")
-        self.exception = exception
 
 
 @dataclass(frozen=True)

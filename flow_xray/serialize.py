@@ -597,9 +597,18 @@ def _fast_inputs(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> s
                 out = dict(arguments)
             out[key] = REDACTED
             continue
-        budget = _plain(value, 1, budget - len(key) - 4, limits, secret)
-        if budget < 0:
-            return None
+        kind = type(value)  # scalars inline: the common case, worth skipping a call
+        if kind is str:
+            if len(value) > limits.max_string:
+                return None
+            budget -= len(value)
+        elif kind is int:
+            if not -_FAST_INT < value < _FAST_INT:
+                return None
+        elif not (kind is float or kind is bool or value is None):
+            budget = _plain(value, 1, budget - len(key) - 4, limits, secret)
+            if budget < 0:
+                return None
     return _fits(arguments if out is None else out, max_bytes)
 
 
@@ -653,18 +662,3 @@ def encode_output(value: Any, limits: Limits, max_bytes: int) -> tuple[str, str]
         return _encode(value, limits, max_bytes), MIME_JSON
     except Exception as exc:
         return _json_string(f"<output not serializable: {_type_name(exc)}>", max_bytes), MIME_JSON
-
-
-__all__ = [
-    "CYCLE",
-    "REDACTED",
-    "TRUNCATION_MARKER",
-    "Limits",
-    "encode_inputs",
-    "encode_output",
-    "get_limits",
-    "is_secret_name",
-    "safe_repr",
-    "set_limits",
-    "to_jsonable",
-]

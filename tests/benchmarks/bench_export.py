@@ -118,11 +118,9 @@ def bench_call_cost(phoenix: Phoenix) -> list[tuple[str, str]]:
                 pipelines[mode].processor.force_flush()
     off = statistics.median(samples["off"])
     rows = [("@trace call, export off", f"{off:.1f} µs")]
-    for name, pipeline in pipelines.items():
+    for name in pipelines:
         on = statistics.median(samples[name])
-        rows.append(
-            (f"@trace call, export on ({name})", f"{on:.1f} µs  ({on / off:.2f}x off)")
-        )
+        rows.append((f"@trace call, export on ({name})", f"{on:.1f} µs  ({on / off:.2f}x off)"))
     lost = close_all(list(pipelines.values()), 10.0, 1.0)
     offered = ROUNDS * CALLS_PER_ROUND * len(pipelines)
     rows.append(("spans dropped while export on", f"{lost} of {offered}"))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from flow_xray import runner
-from flow_xray.runner import ScriptError
+from flow_xray.errors import ScriptError
 
 
 def write(path: Path, text: str) -> Path:

@@ -9,7 +9,6 @@ failures: recording never raises into user code.
 from __future__ import annotations
 
 import inspect
-import json
 import logging
 import os
 import traceback
@@ -27,7 +26,6 @@ from flow_xray.serialize import (
     encode_output,
     get_limits,
     safe_repr,
-    to_jsonable,
 )
 
 logger = logging.getLogger("flow_xray")
@@ -179,7 +177,8 @@ def attribute_value(value: Any) -> Any:
         isinstance(v, (str, bool, int, float)) for v in value
     ):
         return list(value)
-    return json.dumps(to_jsonable(value, get_limits()), ensure_ascii=False)
+    limits = get_limits()
+    return encode_output(value, limits, limits.max_value_bytes)[0]
 
 
 # --- argument binding ---------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
 from typing import Any, Final
 
@@ -66,7 +67,7 @@ class _Spec:
         }
         code = getattr(inspect.unwrap(func), "__code__", None)
         if code is not None:
-            static[attr.CODE_FILE] = code.co_filename
+            static[attr.CODE_FILE] = _source_path(code.co_filename)
             static[attr.CODE_LINE] = code.co_firstlineno
         if kind in _OPERATIONS:
             static[attr.GEN_AI_OPERATION_NAME] = _OPERATIONS[kind]
@@ -169,6 +170,19 @@ class _Untraced(_Call):
 
 
 _UNTRACED: Final = _Untraced()
+
+
+def _source_path(filename: str) -> str:
+    """The file path relative to the working directory when the file is under it.
+
+    Relative paths read better in the viewer and do not leak home folders
+    into traces that get shared; files elsewhere keep their absolute path.
+    """
+    try:
+        relative = os.path.relpath(filename)
+    except ValueError:  # another drive on Windows
+        return filename
+    return filename if relative.startswith(os.pardir) else relative
 
 
 def _default_name(func: Callable[..., Any]) -> str:

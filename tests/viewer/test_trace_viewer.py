@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -141,15 +142,27 @@ def test_hundred_thousand_nodes_open(open_page: OpenPage) -> None:
     assert loaded.console_errors == []
 
 
-def test_screenshot_of_the_agent_trace(agent: Loaded, tmp_path: Path) -> None:
-    """A 1400x900 screenshot with a node selected is a real PNG (README copy on request)."""
-    agent.page.locator(".fx-node", has_text="answer").click()
+def test_screenshot_of_the_demo_trace(open_page: OpenPage, tmp_path: Path) -> None:
+    """The README picture: the built-in demo, an LLM call selected, 1400x900, a real PNG.
+
+    Set FLOW_XRAY_UPDATE_SCREENSHOT=1 to write it to .assets/viewer.png.
+    """
+    from flow_xray.examples.demo_agent import run_demo
+
+    # Playwright's sync API keeps an event loop in this thread; the demo runs its own.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        result = pool.submit(run_demo).result()
+    demo = open_page(result.to_html(title="flow-xray demo: research agent"), "demo")
+    demo.page.locator(".fx-row", has_text="chat.completions.create").first.click()
+    assert "gpt-4o-mini" in demo.page.locator(".fx-detail").inner_text()
+    demo.page.keyboard.press("f")  # fit the whole graph in its pane
     update = os.environ.get("FLOW_XRAY_UPDATE_SCREENSHOT") == "1"
     target = SCREENSHOT if update else tmp_path / "viewer.png"
     target.parent.mkdir(parents=True, exist_ok=True)
-    agent.page.screenshot(path=str(target))
+    demo.page.screenshot(path=str(target))
     data = target.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     size = (int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big"))
     assert size == (1400, 900)
     assert len(data) > 40_000
+    assert demo.console_errors == []

@@ -51,65 +51,33 @@ if TYPE_CHECKING:
     # ``import x as x`` marks explicit re-exports for type checkers.
     from flow_xray.api import (
         propagate as propagate,
-    )
-    from flow_xray.api import (
         trace as trace,
     )
     from flow_xray.autodiff import (
         GraphDebugger as GraphDebugger,
-    )
-    from flow_xray.autodiff import (
         TwoStepDebugger as TwoStepDebugger,
-    )
-    from flow_xray.autodiff import (
         Value as Value,
-    )
-    from flow_xray.autodiff import (
         backward_from as backward_from,
-    )
-    from flow_xray.autodiff import (
         graph_to_ir as graph_to_ir,
-    )
-    from flow_xray.autodiff import (
-        ir_to_json as ir_to_json,
-    )
-    from flow_xray.autodiff import (
         ir_from_json as ir_from_json,
+        ir_to_json as ir_to_json,
         iter_backward_steps as iter_backward_steps,
-    )
-    from flow_xray.autodiff import (
         standalone_viewer_html as standalone_viewer_html,
-    )
-    from flow_xray.autodiff import (
         topological_order as topological_order,
-    )
-    from flow_xray.autodiff import (
         value_graph_to_dot as value_graph_to_dot,
         value_viewer_html as value_viewer_html,
-    )
-    from flow_xray.autodiff import (
         write_dot as write_dot,
-    )
-    from flow_xray.autodiff import (
         write_standalone_viewer_html as write_standalone_viewer_html,
         write_value_viewer_html as write_value_viewer_html,
-    )
-    from flow_xray.autodiff import (
         zero_grad as zero_grad,
     )
     from flow_xray.errors import (
         FlowXrayError as FlowXrayError,
-    )
-    from flow_xray.errors import (
         TraceFileError as TraceFileError,
     )
     from flow_xray.model import (
         Totals as Totals,
-    )
-    from flow_xray.model import (
         TraceNode as TraceNode,
-    )
-    from flow_xray.model import (
         TraceResult as TraceResult,
     )
     from flow_xray.processor import FlowXrayProcessor as FlowXrayProcessor

@@ -15,8 +15,7 @@ import os
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
 from typing import Any, Final
 
-from opentelemetry import context as context_api
-from opentelemetry import trace as trace_api
+from opentelemetry import context as context_api, trace as trace_api
 from opentelemetry.trace import Span
 
 from flow_xray import attributes as attr

@@ -22,8 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from flow_xray import attributes as A
-from flow_xray import pricing
+from flow_xray import attributes as A, pricing
 
 _log = logging.getLogger("flow_xray")
 

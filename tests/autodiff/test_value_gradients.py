@@ -7,8 +7,7 @@ import math
 from collections.abc import Callable, Sequence
 
 import pytest
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from flow_xray.autodiff import Value, backward_from
 

@@ -21,8 +21,7 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
-from opentelemetry import context as context_api
-from opentelemetry import trace as trace_api
+from opentelemetry import context as context_api, trace as trace_api
 from opentelemetry.sdk.trace import TracerProvider
 
 from flow_xray import trace

@@ -19,8 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from flow_xray.errors import ConfigurationError
 from flow_xray.serialize import (

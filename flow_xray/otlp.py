@@ -38,12 +38,14 @@ PROTOCOLS: Final = (GRPC, HTTP_PROTOBUF)
 TRACES_PATH: Final = "/v1/traces"
 HTTP_DEFAULT_PORT: Final = 4318
 
-# The SDK exporters log every transient failure and retry; while flow-xray's own
-# exporters run, those records are kept at DEBUG and summed up in one warning.
+# The SDK exporters log every transient failure and retry, and the batch
+# processor every span a full queue drops; while flow-xray's own exporters and
+# processors run, those records are kept at DEBUG and summed up in one warning.
 _SDK_EXPORTER_LOGGERS: Final = (
     "opentelemetry.exporter.otlp.proto.grpc.exporter",
     "opentelemetry.exporter.otlp.proto.http.trace_exporter",
     "opentelemetry.exporter.otlp.common.http",
+    "opentelemetry.sdk._shared_internal",  # the batch processor's "Queue full" line
 )
 
 
@@ -197,29 +199,32 @@ def build_exporter(target: OtlpTarget, timeout_s: float) -> SpanExporter:
     return HttpExporter(endpoint=target.endpoint, headers=headers, timeout=timeout_s)
 
 
-class _ExportScope(threading.local):
-    """Which flow-xray exporter, if any, is exporting on this thread."""
+class _LogSink:
+    """Something that takes over SDK log records raised while it runs on this thread."""
 
-    exporter: LossCountingExporter | None = None
-
-
-_scope = _ExportScope()
+    def note(self, message: str) -> None:
+        raise NotImplementedError
 
 
-class _QuietWhileExporting(logging.Filter):
-    """Keep SDK exporter log records raised inside a flow-xray export at DEBUG."""
+class _Scope(threading.local):
+    """The flow-xray exporter or processor, if any, running SDK code on this thread."""
+
+    sink: _LogSink | None = None
+
+
+_scope = _Scope()
+
+
+class _QuietInScope(logging.Filter):
+    """Hand SDK log records raised inside flow-xray's calls to their owner (kept at DEBUG)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        exporter = _scope.exporter
-        if exporter is None:
+        sink = _scope.sink
+        if sink is None:
             return True
         message = record.getMessage()
         _debug_log.debug("%s", message)
-        message = _RETRY_NOTE.sub("", message)
-        # The SDK's final line can be generic ("max retries or shutdown"); the
-        # retry lines before it carry the cause, so keep the most specific one.
-        if exporter.last_error is None or not any(g in message for g in _GENERIC_ERRORS):
-            exporter.last_error = message
+        sink.note(_RETRY_NOTE.sub("", message))
         return False
 
 
@@ -232,13 +237,13 @@ def _install_quiet_filter() -> None:
     with _quiet_lock:
         if _quiet_installed:
             return
-        quiet = _QuietWhileExporting()
+        quiet = _QuietInScope()
         for name in _SDK_EXPORTER_LOGGERS:
             logging.getLogger(name).addFilter(quiet)
         _quiet_installed = True
 
 
-class LossCountingExporter(SpanExporter):
+class LossCountingExporter(SpanExporter, _LogSink):
     """Wrap an exporter: count the spans it accepted, never raise, drop everything once closed."""
 
     def __init__(self, inner: SpanExporter) -> None:
@@ -253,7 +258,7 @@ class LossCountingExporter(SpanExporter):
         """Forward to the wrapped exporter unless closed; failures become a count, not a raise."""
         if self._closed:
             return SpanExportResult.FAILURE
-        _scope.exporter = self
+        previous, _scope.sink = _scope.sink, self
         try:
             result = self._inner.export(spans)
         except Exception as exc:  # an exporter bug must not kill the batch worker
@@ -261,11 +266,20 @@ class LossCountingExporter(SpanExporter):
             _debug_log.debug("export raised", exc_info=True)
             return SpanExportResult.FAILURE
         finally:
-            _scope.exporter = None
+            _scope.sink = previous
         if result is SpanExportResult.SUCCESS:
             with self._lock:
                 self.exported += len(spans)
         return result
+
+    def note(self, message: str) -> None:
+        """Keep the most telling SDK error message for the loss warning.
+
+        The SDK's final line can be generic ("max retries or shutdown"); the
+        retry lines before it carry the cause.
+        """
+        if self.last_error is None or not any(g in message for g in _GENERIC_ERRORS):
+            self.last_error = message
 
     def close(self) -> None:
         """Refuse further batches and shut the wrapped exporter down (aborting its backoff)."""
@@ -287,20 +301,42 @@ class LossCountingExporter(SpanExporter):
         return True
 
 
-class CountingBatchSpanProcessor(BatchSpanProcessor):
-    """A BatchSpanProcessor (bounded queue) that counts the sampled spans handed to it."""
+class CountingBatchSpanProcessor(BatchSpanProcessor, _LogSink):
+    """A BatchSpanProcessor (bounded queue) that counts the sampled spans handed to it.
 
-    def __init__(self, exporter: SpanExporter, max_queue_size: int | None = None) -> None:
+    The SDK logs a warning for every span a full queue drops; here the first
+    drop gives one warning and the total goes into the loss report at exit.
+    """
+
+    def __init__(
+        self, exporter: SpanExporter, destination: str, max_queue_size: int | None = None
+    ) -> None:
         super().__init__(exporter, max_queue_size=max_queue_size)
+        self.destination = destination
         self._count_lock = threading.Lock()
+        self._warned_full = False
         self.submitted = 0
 
     def on_end(self, span: ReadableSpan) -> None:
         """Count, then enqueue (a full queue drops the span; the count makes that visible)."""
-        if span.context is not None and span.context.trace_flags.sampled:
-            with self._count_lock:
-                self.submitted += 1
-        super().on_end(span)
+        if span.context is None or not span.context.trace_flags.sampled:
+            return
+        with self._count_lock:
+            self.submitted += 1
+        previous, _scope.sink = _scope.sink, self
+        try:
+            super().on_end(span)
+        finally:
+            _scope.sink = previous
+
+    def note(self, message: str) -> None:
+        """Turn the SDK's per-span "Queue full" warnings into one."""
+        if not self._warned_full:
+            self._warned_full = True
+            logger.warning(
+                "flow-xray: export queue for %s is full, dropping spans (total reported at exit)",
+                self.destination,
+            )
 
 
 def run_bounded(actions: Sequence[Callable[[], object]], timeout_s: float) -> bool:
@@ -338,17 +374,17 @@ class ExportPipeline:
     ) -> None:
         self.key = key
         self.exporter = LossCountingExporter(exporter)
-        self.processor = CountingBatchSpanProcessor(self.exporter, max_queue_size)
+        self.processor = CountingBatchSpanProcessor(self.exporter, key[1], max_queue_size)
 
     @property
     def lost(self) -> int:
         """Spans handed to this pipeline that the destination has not accepted."""
         return max(self.processor.submitted - self.exporter.exported, 0)
 
-    def close(self) -> int:
-        """Stop exporting and warn once if any span was lost; return the number lost.
+    def report_loss(self) -> int:
+        """Warn once if any span was lost; return the number lost.
 
-        Call after the processor was flushed and shut down (see `close_all`).
+        Meant for after the processor was flushed and shut down (see `close_all`).
         """
         lost = self.lost
         if lost:
@@ -381,4 +417,4 @@ def close_all(pipelines: Sequence[ExportPipeline], flush_s: float, close_s: floa
     for pipeline in pipelines:
         pipeline.exporter.close()
     run_bounded([p.processor.shutdown for p in pipelines], close_s)
-    return sum(pipeline.close() for pipeline in pipelines)
+    return sum(pipeline.report_loss() for pipeline in pipelines)

@@ -79,6 +79,27 @@ def _sampler(sample_ratio: float | None) -> Sampler | None:
     return ParentBased(TraceIdRatioBased(sample_ratio))
 
 
+def _warn_if_ignored(
+    provider: TracerProvider,
+    service_name: str | None,
+    resource_attributes: Mapping[str, object] | None,
+    sample_ratio: float | None,
+    foreign: bool,
+) -> None:
+    """A provider's resource and sampler are fixed at creation: say when a request cannot apply."""
+    requested = dict(resource_attributes or {})
+    if service_name is not None:
+        requested[SERVICE_NAME] = service_name
+    current = provider.resource.attributes
+    if any(current.get(key) != value for key, value in requested.items()) or (
+        foreign and sample_ratio is not None
+    ):
+        logger.warning(
+            "flow-xray: an OpenTelemetry provider is already installed; its service name, "
+            "resource attributes and sampler stay as they are"
+        )
+
+
 def _add_pipeline(provider: TracerProvider, pipeline: ExportPipeline) -> None:
     _pipelines.setdefault(provider, {})[pipeline.key] = pipeline
     provider.add_span_processor(pipeline.processor)
@@ -154,11 +175,7 @@ def configure(
         if set_global and isinstance(current, TracerProvider):
             provider = current
             foreign = provider not in _owned
-            if foreign and (service_name or resource_attributes or sample_ratio is not None):
-                logger.warning(
-                    "flow-xray: an OpenTelemetry provider is already installed; "
-                    "service_name, resource_attributes and sample_ratio do not apply to it"
-                )
+            _warn_if_ignored(provider, service_name, resource_attributes, sample_ratio, foreign)
         else:
             foreign = False
             provider = TracerProvider(resource=resource, sampler=sampler, shutdown_on_exit=False)

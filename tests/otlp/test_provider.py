@@ -229,3 +229,25 @@ def test_json_file_lines_are_otlp_json(tmp_path: Path) -> None:
     (line,) = path.read_text(encoding="utf-8").splitlines()
     resource = json.loads(line)["resourceSpans"][0]["resource"]["attributes"]
     assert {"key": "service.name", "value": {"stringValue": "writer"}} in resource
+
+
+def test_settings_that_cannot_apply_are_warned_about(caplog: pytest.LogCaptureFixture) -> None:
+    """A service name the existing provider does not have gives one warning; it is not applied."""
+    users = TracerProvider()
+    trace_api.set_tracer_provider(users)
+    with caplog.at_level(logging.WARNING):
+        configure(service_name="mine")
+    assert [r.getMessage() for r in caplog.records] == [
+        "flow-xray: an OpenTelemetry provider is already installed; its service name, "
+        "resource attributes and sampler stay as they are"
+    ]
+    assert users.resource.attributes["service.name"] != "mine"
+
+
+def test_repeating_the_same_settings_is_silent(caplog: pytest.LogCaptureFixture) -> None:
+    """A second configure() with the settings already in force says nothing."""
+    first = configure(service_name="same")
+    with caplog.at_level(logging.WARNING):
+        second = configure(service_name="same")
+    assert second is first
+    assert caplog.records == []

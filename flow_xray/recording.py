@@ -36,8 +36,8 @@ _MAX_TRACEBACK_CHARS: Final = 32_768
 # --- which tracer ------------------------------------------------------------
 
 _fallback_provider: trace_api.TracerProvider | None = None
-# (provider the tracer came from, tracer or None when spans would not record)
-_tracer_cache: tuple[object, trace_api.Tracer | None] = (object(), None)
+# (global provider, fallback provider, tracer or None when spans would not record)
+_tracer_cache: tuple[object, object, trace_api.Tracer | None] = (object(), object(), None)
 
 
 def set_fallback_provider(provider: trace_api.TracerProvider | None) -> None:
@@ -57,23 +57,23 @@ def current_tracer() -> trace_api.Tracer | None:
     # The API's get_tracer_provider() looks up an environment variable on every
     # call while no provider is set; reading the global directly avoids that on
     # the hot path. A provider named by OTEL_PYTHON_TRACER_PROVIDER is loaded once.
-    provider: object = getattr(trace_api, "_TRACER_PROVIDER", _UNKNOWN)
-    if provider is _UNKNOWN or (provider is None and _PROVIDER_FROM_ENV):
-        provider = trace_api.get_tracer_provider()
+    global_provider: object = getattr(trace_api, "_TRACER_PROVIDER", _UNKNOWN)
+    cached_global, cached_fallback, tracer = _tracer_cache
+    if global_provider is cached_global and _fallback_provider is cached_fallback:
+        return tracer
+    if global_provider is _UNKNOWN or (global_provider is None and _PROVIDER_FROM_ENV):
+        global_provider = trace_api.get_tracer_provider()
+    provider: object = global_provider
     if provider is None or isinstance(provider, ProxyTracerProvider):
         provider = _fallback_provider
-    cached_provider, tracer = _tracer_cache
-    if provider is cached_provider:
-        return tracer
-    if provider is None:
-        tracer = None
-    else:
+    tracer = None
+    if provider is not None:
         from flow_xray import __version__
 
         tracer = provider.get_tracer(TRACER_NAME, __version__)  # type: ignore[attr-defined]
         if isinstance(tracer, NoOpTracer):
             tracer = None
-    _tracer_cache = (provider, tracer)
+    _tracer_cache = (global_provider, _fallback_provider, tracer)
     return tracer
 
 

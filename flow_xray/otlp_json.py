@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 # protobuf ships no type stubs (types-protobuf is a separate package we do not require).
-from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
+from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped,unused-ignore]
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult

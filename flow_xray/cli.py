@@ -15,9 +15,9 @@ import os
 import sys
 import traceback
 import webbrowser
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -92,6 +92,41 @@ def cli() -> None:
     """
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _otlp_options(command: F) -> F:
+    """The OTLP export options shared by `run` and `demo`."""
+    for option in reversed(
+        (
+            click.option(
+                "--otlp-endpoint", metavar="URL", help="Also export spans to this OTLP endpoint."
+            ),
+            click.option(
+                "--otlp-protocol",
+                type=click.Choice(["grpc", "http/protobuf"]),
+                help="OTLP transport.",
+            ),
+            click.option(
+                "--otlp-header",
+                "otlp_headers",
+                metavar="K=V",
+                multiple=True,
+                help="OTLP header (repeatable).",
+            ),
+            click.option("--service-name", metavar="NAME", help="service.name of exported spans."),
+            click.option(
+                "--otlp-json",
+                "otlp_json",
+                metavar="FILE",
+                help="Also write spans as OTLP JSON lines.",
+            ),
+        )
+    ):
+        command = option(command)
+    return command
+
+
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option(
     "-m", "module", metavar="MODULE", help="Run a module (like `python -m`) instead of a script."
@@ -103,17 +138,7 @@ def cli() -> None:
 @click.option("--title", help="Title of the viewer page.")
 @click.option("--open", "open_browser", is_flag=True, help="Open the viewer in a web browser.")
 @click.option("--quiet", "-q", is_flag=True, help="Do not print the summary line.")
-@click.option("--otlp-endpoint", metavar="URL", help="Also export spans to this OTLP endpoint.")
-@click.option(
-    "--otlp-protocol", type=click.Choice(["grpc", "http/protobuf"]), help="OTLP transport."
-)
-@click.option(
-    "--otlp-header", "otlp_headers", metavar="K=V", multiple=True, help="OTLP header (repeatable)."
-)
-@click.option("--service-name", metavar="NAME", help="service.name of the exported spans.")
-@click.option(
-    "--otlp-json", "otlp_json", metavar="FILE", help="Also write spans as OTLP JSON lines."
-)
+@_otlp_options
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED, metavar="SCRIPT [ARGS]...")
 def run(
     module: str | None,
@@ -201,13 +226,36 @@ def view(file: str, html_path: str | None, title: str | None, open_browser: bool
     "--html", "html_path", metavar="PATH", help="Viewer to write [default: flow_xray_demo.html]."
 )
 @click.option("--open", "open_browser", is_flag=True, help="Open the viewer in a web browser.")
-def demo(html_path: str | None, open_browser: bool) -> int:
-    """Trace the built-in sample agent (fake LLM, tools, async fan-out, a retry) offline."""
+@_otlp_options
+def demo(
+    html_path: str | None,
+    open_browser: bool,
+    otlp_endpoint: str | None,
+    otlp_protocol: str | None,
+    otlp_headers: tuple[str, ...],
+    service_name: str | None,
+    otlp_json: str | None,
+) -> int:
+    """Trace the built-in sample agent (fake LLM, tools, async fan-out, a retry) offline.
+
+    With --otlp-endpoint the same spans also go to an OTLP backend: a quick
+    way to check a Jaeger or Tempo set-up end to end.
+    """
     from flow_xray.examples import demo_agent
 
+    headers = _parse_headers(otlp_headers)
     html_out = _writable(html_path or demo_agent.DEFAULT_OUTPUT, "--html")
+    if otlp_json:
+        _writable(otlp_json, "--otlp-json")
+    exporting = otlp_endpoint is not None or otlp_json is not None
+    if exporting:
+        _configure(
+            otlp_endpoint, otlp_protocol, headers, service_name or "flow-xray-demo", otlp_json
+        )
     result = demo_agent.run_demo()
     _write_atomic(html_out, result.to_html(title="flow-xray demo: research agent"))
+    if exporting:
+        _flush_exporters()
     _report(html_out, result, False, open_browser)
     return 0
 

@@ -11,6 +11,13 @@ from pathlib import Path
 import pytest
 
 
+@pytest.fixture(autouse=True)
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every CLI test runs in its own empty working directory."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
 @pytest.fixture(scope="session")
 def child_env() -> dict[str, str]:
     """The environment for child processes, without OTEL_* variables (no accidental export)."""

@@ -5,24 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-from click.testing import CliRunner, Result
+from cli_support import SCRIPTS, invoke
 
 from flow_xray.autodiff import value_graph_to_dot
 from flow_xray.autodiff.demo import demo_graph
-from flow_xray.cli import cli
-
-SCRIPTS = Path(__file__).parent / "scripts"
-
-
-@pytest.fixture(autouse=True)
-def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def invoke(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), prog_name="flow-xray", catch_exceptions=False)
 
 
 def labels(dot: str) -> dict[str, str]:

@@ -5,22 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-from click.testing import CliRunner, Result
-
-from flow_xray.cli import cli
-
-SCRIPTS = Path(__file__).parent / "scripts"
-
-
-@pytest.fixture(autouse=True)
-def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def invoke(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), prog_name="flow-xray", catch_exceptions=False)
+from cli_support import SCRIPTS, invoke
+from click.testing import Result
 
 
 def error_line(result: Result) -> str:

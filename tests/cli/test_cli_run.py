@@ -12,11 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli_support import SCRIPTS
 
 from flow_xray.model import TraceResult
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
-SCRIPTS = Path(__file__).parent / "scripts"
 
 
 def _script_output(proc: subprocess.CompletedProcess[str]) -> dict[str, object]:

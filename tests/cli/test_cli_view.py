@@ -6,21 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-from click.testing import CliRunner, Result
+from cli_support import invoke
 
-from flow_xray.cli import cli
 from flow_xray.model import TraceNode, TraceResult
-
-
-@pytest.fixture(autouse=True)
-def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def invoke(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), prog_name="flow-xray", catch_exceptions=False)
 
 
 def otlp_span(

@@ -43,6 +43,16 @@ def ensure_collecting() -> None:
             recording.set_fallback_provider(_private)
 
 
+def _join_new_provider(provider: object) -> None:
+    # A provider set globally while a capture is open (say, by a script under
+    # `flow-xray run`) gets the processor too, so its spans keep being collected.
+    if get_processor().capturing:
+        attach(provider)
+
+
+recording.set_new_provider_hook(_join_new_provider)
+
+
 class Capture:
     """Context manager collecting every span started inside it (see ``trace.capture``)."""
 

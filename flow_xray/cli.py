@@ -179,7 +179,9 @@ def run(
     if otlp_json:
         _writable(otlp_json, "--otlp-json")
 
-    provider = _configure(otlp_endpoint, otlp_protocol, headers, service_name, otlp_json)
+    exporting = _wants_export(otlp_endpoint, otlp_json)
+    if exporting:
+        _configure(otlp_endpoint, otlp_protocol, headers, service_name, otlp_json)
     outcome = runner.run_target(target)
     if outcome.exception is not None:
         crash = outcome.exception
@@ -192,7 +194,7 @@ def run(
     _write_atomic(html_out, result.to_html(title=title or f"flow-xray: {name}"))
     if json_out is not None:
         _write_atomic(json_out, result.to_json())
-    if provider is not None:
+    if exporting:
         _flush_exporters()
     _report(html_out, result, quiet, open_browser)
     return outcome.exit_code
@@ -247,7 +249,7 @@ def demo(
     html_out = _writable(html_path or demo_agent.DEFAULT_OUTPUT, "--html")
     if otlp_json:
         _writable(otlp_json, "--otlp-json")
-    exporting = otlp_endpoint is not None or otlp_json is not None
+    exporting = _wants_export(otlp_endpoint, otlp_json)
     if exporting:
         _configure(
             otlp_endpoint, otlp_protocol, headers, service_name or "flow-xray-demo", otlp_json
@@ -382,18 +384,28 @@ def _load_root(target: Any) -> Value:
     return root
 
 
+def _wants_export(endpoint: str | None, json_path: str | None) -> bool:
+    """Whether spans go anywhere besides the viewer (options, or the standard variables).
+
+    Without export, no global provider is installed: a script that sets up its
+    own OpenTelemetry keeps its provider, and flow-xray joins it.
+    """
+    env = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+    return bool(endpoint or json_path or any(os.environ.get(name) for name in env))
+
+
 def _configure(
     endpoint: str | None,
     protocol: str | None,
     headers: dict[str, str] | None,
     service_name: str | None,
     json_path: str | None,
-) -> object | None:
+) -> None:
     """Install the global provider with the requested exporters (before the script runs)."""
     from flow_xray.provider import configure
 
     try:
-        return configure(
+        configure(
             endpoint=endpoint,
             protocol=protocol,
             headers=headers,

@@ -79,6 +79,7 @@ class FlowXrayProcessor(SpanProcessor):
         self._lock = threading.Lock()
         self._process_wide: tuple[Collector, ...] = ()
         self._members: dict[int, tuple[Collector, ...]] = {}
+        self._open_captures = 0
 
     # --- SpanProcessor hooks ------------------------------------------------
 
@@ -121,9 +122,16 @@ class FlowXrayProcessor(SpanProcessor):
 
     # --- captures -----------------------------------------------------------
 
+    @property
+    def capturing(self) -> bool:
+        """Whether any capture is open, in any thread."""
+        return self._open_captures > 0
+
     def open_capture(self, all_threads: bool = False) -> tuple[Collector, Any]:
         """Start collecting. Returns the collector and a token for `close_capture`."""
         collector = Collector()
+        with self._lock:
+            self._open_captures += 1
         if all_threads:
             with self._lock:
                 self._process_wide = (*self._process_wide, collector)
@@ -139,6 +147,7 @@ class FlowXrayProcessor(SpanProcessor):
                 # Closed from another context (e.g. a different task); drop it by identity.
                 _ACTIVE.set(tuple(c for c in _ACTIVE.get() if c is not collector))
         with self._lock:
+            self._open_captures -= 1
             self._process_wide = tuple(c for c in self._process_wide if c is not collector)
             still_open = list(collector.open.values())
             for span_id in collector.open:

@@ -40,6 +40,20 @@ _fallback_provider: trace_api.TracerProvider | None = None
 _tracer_cache: tuple[object, object, trace_api.Tracer | None] = (object(), object(), None)
 
 
+_new_provider_hook: Callable[[object], object] | None = None
+
+
+def set_new_provider_hook(hook: Callable[[object], object] | None) -> None:
+    """Call ``hook(provider)`` when ``@trace`` first sees a newly set global provider.
+
+    `flow_xray.capture` uses it to join a provider the user installs while a
+    capture is open (e.g. a script run by ``flow-xray run`` that sets up its
+    own OpenTelemetry), instead of replacing it.
+    """
+    global _new_provider_hook
+    _new_provider_hook = hook
+
+
 def set_fallback_provider(provider: trace_api.TracerProvider | None) -> None:
     """Use ``provider`` while no provider is set globally (flow-xray's private one)."""
     global _fallback_provider
@@ -66,6 +80,11 @@ def current_tracer() -> trace_api.Tracer | None:
     provider: object = global_provider
     if provider is None or isinstance(provider, ProxyTracerProvider):
         provider = _fallback_provider
+    elif _new_provider_hook is not None:
+        try:
+            _new_provider_hook(provider)
+        except Exception:
+            contained("a new provider")
     tracer = None
     if provider is not None:
         from flow_xray import __version__

@@ -243,3 +243,14 @@ def test_open_hands_the_viewer_to_the_browser(flow_xray: Cli, tmp_path: Path) ->
     assert proc.returncode == 0, proc.stderr
     opened = (tmp_path / "opened.txt").read_text(encoding="utf-8").strip()
     assert opened == (tmp_path / "traced_ok_trace.html").resolve().as_uri()
+
+
+def test_a_script_keeps_its_own_opentelemetry_provider(flow_xray: Cli, tmp_path: Path) -> None:
+    """Without export options, `run` installs no provider: the script's own set-up works
+    unchanged, and its spans (flow-xray's and other tracers') still reach the viewer."""
+    proc = flow_xray("run", "--json", "t.json", str(SCRIPTS / "own_provider.py"))
+    assert proc.returncode == 0, proc.stderr
+    assert "own exporter got: SELECT users, SELECT users, handle, handle" in proc.stdout
+    assert "Overriding" not in proc.stderr
+    result = TraceResult.load(tmp_path / "t.json")
+    assert [n.name for n in result] == ["handle", "SELECT users", "handle", "SELECT users"]

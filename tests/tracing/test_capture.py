@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from opentelemetry import trace as trace_api
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from flow_xray import propagate, trace
@@ -258,3 +259,22 @@ def test_a_broken_processor_never_breaks_the_users_function(
     provider, _ = user_provider
     provider.add_span_processor(BrokenProcessor())
     assert work(21) == 42
+
+
+def test_a_provider_set_during_a_capture_is_joined_not_replaced(
+    user_provider: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """A global provider installed while a capture is open receives spans and feeds the capture."""
+    from opentelemetry.util._once import Once
+
+    trace_api._TRACER_PROVIDER_SET_ONCE = Once()
+    trace_api._TRACER_PROVIDER = None
+    with trace.capture(all_threads=True) as result:
+        work(1)  # no global provider yet: flow-xray's private one
+        provider, exporter = TracerProvider(), InMemorySpanExporter()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        trace_api.set_tracer_provider(provider)  # e.g. the traced script's own set-up
+        work(2)
+    assert trace_api.get_tracer_provider() is provider
+    assert [s.name for s in exporter.get_finished_spans()] == ["work"]
+    assert [n.inputs["i"] for n in result] == [1, 2]

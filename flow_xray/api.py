@@ -13,7 +13,7 @@ from flow_xray.capture import Capture, capture, propagate, run
 from flow_xray.decorator import wrap
 from flow_xray.llm import make_usage, usage_attributes
 from flow_xray.model import TraceResult
-from flow_xray.serialize import encode_output, get_limits
+from flow_xray.serialize import REDACTED, encode_output, get_limits, is_secret_name
 
 __all__ = ["Trace", "propagate", "trace"]
 
@@ -130,10 +130,13 @@ class Trace:
         span = trace_api.get_current_span()
         if not span.is_recording():
             return
+        limits = get_limits()
         for key, value in meta.items():
             try:
-                if not isinstance(value, (str, bool, int, float)):
-                    limits = get_limits()
+                if is_secret_name(key, limits):
+                    value = REDACTED
+                # Text goes through the encoder too, so it gets the per-value cap.
+                elif not isinstance(value, (bool, int, float)):
                     value, _ = encode_output(value, limits, limits.max_value_bytes)
                 span.set_attribute(attr.META_PREFIX + key, value)
             except Exception:

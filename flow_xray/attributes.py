@@ -27,7 +27,6 @@ GEN_AI_REQUEST_MODEL: Final = "gen_ai.request.model"
 GEN_AI_RESPONSE_MODEL: Final = "gen_ai.response.model"
 LLM_MODEL_NAME: Final = "llm.model_name"
 GEN_AI_PROVIDER_NAME: Final = "gen_ai.provider.name"
-GEN_AI_SYSTEM: Final = "gen_ai.system"  # deprecated GenAI name, read only
 LLM_PROVIDER: Final = "llm.provider"
 GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
 
@@ -60,11 +59,9 @@ EXCEPTION_STACKTRACE: Final = "exception.stacktrace"
 # --- flow-xray's own ---------------------------------------------------------
 META_PREFIX: Final = "flow_xray.meta."
 INCOMPLETE: Final = "flow_xray.incomplete"
-TRUNCATED: Final = "flow_xray.truncated"
 
 # Read order when several families carry the same fact: first present wins.
 READ_MODEL: Final = (GEN_AI_RESPONSE_MODEL, GEN_AI_REQUEST_MODEL, LLM_MODEL_NAME)
-READ_PROVIDER: Final = (GEN_AI_PROVIDER_NAME, LLM_PROVIDER, GEN_AI_SYSTEM)
 READ_PROMPT_TOKENS: Final = (
     GEN_AI_INPUT_TOKENS,
     LLM_TOKENS_PROMPT,

@@ -11,6 +11,7 @@ import asyncio
 import contextvars
 import functools
 import inspect
+import logging
 import threading
 from collections.abc import Callable
 from types import TracebackType
@@ -24,6 +25,7 @@ from flow_xray.model import TraceResult
 from flow_xray.processor import Collector, attach, get_processor
 from flow_xray.tree import build_result
 
+logger = logging.getLogger("flow_xray")
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -75,9 +77,14 @@ class Capture:
     ) -> None:
         if self._collector is None:
             return
-        records = get_processor().close_capture(self._collector, self._token)
-        self._collector = None
-        self.result.roots = build_result(records).roots
+        collector, self._collector = self._collector, None
+        try:
+            records = get_processor().close_capture(collector, self._token)
+            self.result.roots = build_result(records).roots
+        except Exception:
+            # Raising here would replace the block's own exception, or fail a
+            # block that worked: the result stays empty, and the log says why.
+            logger.warning("flow-xray could not build the captured trace", exc_info=True)
         if exc is not None:
             self.result.exception = exc
 

@@ -9,6 +9,7 @@ their body runs, never across a ``yield``.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 import os
@@ -108,12 +109,16 @@ class _Call:
     def exit(token: object) -> None:
         context_api.detach(token)  # type: ignore[arg-type]
 
-    def succeed(self, value: Any) -> None:
-        """Record usage first (so it survives size limits), then the output; end."""
+    def succeed(self, value: Any, response: Any = None) -> None:
+        """Record usage first (so it survives size limits), then the output; end.
+
+        ``response`` is where to look for LLM usage when it is not ``value``
+        (a streaming generator's last chunk, where OpenAI puts ``usage``).
+        """
         span = self.span
         if span.is_recording():
             if self.spec.is_llm:
-                record_usage_from(span, value)
+                record_usage_from(span, value if response is None else response)
             if self.spec.capture_output:
                 record_output(span, value, self.used)
         self._end()
@@ -121,8 +126,8 @@ class _Call:
     def fail(self, exc: BaseException) -> None:
         if is_failure(exc):
             record_error(self.span, exc)
-        if isinstance(exc, KeyboardInterrupt):
-            self._mark_incomplete()  # interrupted: the call did not run to its end
+        if isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError)):
+            self._mark_incomplete()  # interrupted or cancelled: the call did not run to its end
         self._end()
 
     def abandon(self, partial_output: Any) -> None:
@@ -158,7 +163,7 @@ class _Untraced(_Call):
     def exit(token: object) -> None:
         pass
 
-    def succeed(self, value: Any) -> None:
+    def succeed(self, value: Any, response: Any = None) -> None:
         pass
 
     def fail(self, exc: BaseException) -> None:
@@ -264,17 +269,24 @@ def _wrap_coroutine(func: Callable[..., Any], spec: _Spec) -> Callable[..., Any]
 class _Yielded:
     """The items a generator yielded, kept up to the container cap for ``output.value``."""
 
-    __slots__ = ("count", "items", "limit")
+    __slots__ = ("count", "items", "keep_last", "last", "limit")
 
-    def __init__(self) -> None:
+    def __init__(self, keep_items: bool, keep_last: bool) -> None:
         self.items: list[Any] = []
         self.count = 0
-        self.limit = get_limits().max_items
+        # Nothing is kept when no output will be recorded: holding on to
+        # yielded items (large chunks, say) would only delay their release.
+        self.limit = get_limits().max_items if keep_items else 0
+        # An LLM stream reports usage in its final chunk.
+        self.keep_last = keep_last
+        self.last: Any = None
 
     def add(self, item: Any) -> None:
         self.count += 1
         if self.count <= self.limit:
             self.items.append(item)
+        if self.keep_last:
+            self.last = item
 
     def output(self, returned: Any = None) -> dict[str, Any]:
         out: dict[str, Any] = {"yielded": self.items, "count": self.count}
@@ -289,7 +301,7 @@ def _wrap_generator(func: Callable[..., Any], spec: _Spec) -> Callable[..., Any]
         if call is None:
             return (yield from func(*args, **kwargs))
         gen = func(*args, **kwargs)
-        yielded = _Yielded()
+        yielded = _Yielded(spec.capture_output, spec.is_llm)
         send: Callable[[Any], Any] = gen.send
         arg: Any = None
         while True:
@@ -298,7 +310,7 @@ def _wrap_generator(func: Callable[..., Any], spec: _Spec) -> Callable[..., Any]
                 item = send(arg)
             except StopIteration as stop:
                 call.exit(token)
-                call.succeed(yielded.output(stop.value))
+                call.succeed(yielded.output(stop.value), response=yielded.last)
                 return stop.value
             except BaseException as exc:
                 call.exit(token)
@@ -332,7 +344,8 @@ def _wrap_async_generator(func: Callable[..., Any], spec: _Spec) -> Callable[...
         # Untraced, the same loop runs with a no-op call so asend/athrow still pass through.
         call = spec.begin(args, kwargs) or _UNTRACED
         agen = func(*args, **kwargs)
-        yielded = _Yielded()
+        traced_call = call is not _UNTRACED
+        yielded = _Yielded(spec.capture_output and traced_call, spec.is_llm and traced_call)
         send: Callable[[Any], Any] = agen.asend
         arg: Any = None
         while True:
@@ -341,7 +354,7 @@ def _wrap_async_generator(func: Callable[..., Any], spec: _Spec) -> Callable[...
                 item = await send(arg)
             except StopAsyncIteration:
                 call.exit(token)
-                call.succeed(yielded.output())
+                call.succeed(yielded.output(), response=yielded.last)
                 return
             except BaseException as exc:
                 call.exit(token)

@@ -90,25 +90,67 @@ class TraceNode:
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> TraceNode:
-        """Build a subtree from ``to_dict()`` output; unknown keys go to ``attributes``."""
+    def from_dict(cls, data: Mapping[str, Any], path: str = "0") -> TraceNode:
+        """Build a subtree from ``to_dict()`` output; unknown keys go to ``attributes``.
+
+        A node without an ``id`` gets one from its position (``n0_2_1``), so ids
+        stay stable across loads. ``path`` is this subtree's position.
+
+        Raises:
+            TraceFileError: a node is not an object with a string ``name``, or a
+                field has the wrong type.
+        """
         known = {f.name for f in fields(cls)} - {"children"}
-        root: TraceNode | None = None
-        stack: list[tuple[Mapping[str, Any], TraceNode | None]] = [(data, None)]
+        nodes: list[TraceNode] = []
+        stack: list[tuple[Any, TraceNode | None, str]] = [(data, None, path)]
         while stack:
-            item, parent = stack.pop()
-            if not isinstance(item, Mapping) or "name" not in item:
-                raise TraceFileError("a trace node must be an object with a 'name'")
+            item, parent, where = stack.pop()
+            if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
+                raise TraceFileError(f"trace node {where}: must be an object with a string 'name'")
             kwargs = {k: v for k, v in item.items() if k in known}
-            kwargs.setdefault("id", f"n{id(item):x}")
+            extra = {k: v for k, v in item.items() if k not in known and k != "children"}
+            if extra:
+                kwargs["attributes"] = {**extra, **(kwargs.get("attributes") or {})}
+            kwargs.setdefault("id", f"n{where}")
+            _check_types(kwargs, where)
+            children = item.get("children") or []
+            if not isinstance(children, list):
+                raise TraceFileError(f"trace node {where}: 'children' must be a list")
             node = cls(**kwargs)
-            if parent is None:
-                root = node
-            else:
+            nodes.append(node)
+            if parent is not None:
                 parent.children.append(node)
-            stack.extend((child, node) for child in reversed(item.get("children") or ()))
-        assert root is not None  # the loop always runs once
-        return root
+            stack.extend(
+                (child, node, f"{where}_{i}") for i, child in reversed(list(enumerate(children)))
+            )
+        return nodes[0]
+
+
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "id": (str,),
+    "kind": (str,),
+    "inputs": (dict,),
+    "error": (str, type(None)),
+    "traceback": (str, type(None)),
+    "latency_ms": (int, float, type(None)),
+    "start_ms": (int, float),
+    "status": (str,),
+    "incomplete": (bool,),
+    "trace_id": (str,),
+    "span_id": (str,),
+    "parent_id": (str, type(None)),
+    "meta": (dict,),
+    "attributes": (dict,),
+    "events": (list,),
+}
+
+
+def _check_types(kwargs: Mapping[str, Any], where: str) -> None:
+    for key, value in kwargs.items():
+        expected = _FIELD_TYPES.get(key)
+        if expected is not None and not isinstance(value, expected):
+            names = " or ".join("null" if t is type(None) else t.__name__ for t in expected)
+            raise TraceFileError(f"trace node {where}: {key!r} must be {names}, got {value!r:.60}")
 
 
 @dataclass(frozen=True)
@@ -212,7 +254,9 @@ class TraceResult:
         version = data.get("version", SCHEMA_VERSION)
         if version != SCHEMA_VERSION:
             raise TraceFileError(f"unsupported flow-xray trace version {version!r}")
-        return cls(roots=[TraceNode.from_dict(node) for node in data["nodes"]])
+        return cls(
+            roots=[TraceNode.from_dict(node, str(i)) for i, node in enumerate(data["nodes"])]
+        )
 
     def to_json(self, indent: int | None = None) -> str:
         """Return the JSON envelope as text (``default=repr`` keeps odd values readable)."""

@@ -30,13 +30,19 @@ logger = logging.getLogger("flow_xray")
 
 
 class Collector:
-    """The spans of one capture: finished records and still-open spans."""
+    """The spans of one capture: finished records and still-open spans.
 
-    __slots__ = ("__weakref__", "finished", "open")
+    ``closed`` is set when the capture ends. A context copied while it was
+    open (an asyncio task, a `propagate`d callable, a background thread) can
+    outlive it; spans started there must not pile up in a collector nobody reads.
+    """
+
+    __slots__ = ("__weakref__", "closed", "finished", "open")
 
     def __init__(self) -> None:
         self.finished: list[SpanRecord] = []
         self.open: dict[int, ReadableSpan] = {}
+        self.closed = False
 
 
 _ACTIVE: contextvars.ContextVar[tuple[Collector, ...]] = contextvars.ContextVar(
@@ -90,6 +96,12 @@ class FlowXrayProcessor(SpanProcessor):
         try:
             span_id = span.context.span_id
             with self._lock:
+                for collector in collectors:
+                    if collector.closed:  # rare: a context that outlived its capture
+                        collectors = tuple(c for c in collectors if not c.closed)
+                        if not collectors:
+                            return
+                        break
                 self._members[span_id] = collectors
                 for collector in collectors:
                     collector.open[span_id] = span
@@ -141,12 +153,14 @@ class FlowXrayProcessor(SpanProcessor):
     def close_capture(self, collector: Collector, token: Any) -> tuple[SpanRecord, ...]:
         """Stop collecting; return every finished span plus open ones marked incomplete."""
         if token is not None:
-            try:
-                _ACTIVE.reset(token)
-            except ValueError:
-                # Closed from another context (e.g. a different task); drop it by identity.
-                _ACTIVE.set(tuple(c for c in _ACTIVE.get() if c is not collector))
+            # Removed by identity rather than ``_ACTIVE.reset(token)``: a reset
+            # would also drop captures opened after this one and still open, and
+            # closing those later would re-activate this one.
+            _ACTIVE.set(tuple(c for c in _ACTIVE.get() if c is not collector))
         with self._lock:
+            if collector.closed:
+                return ()
+            collector.closed = True
             self._open_captures -= 1
             self._process_wide = tuple(c for c in self._process_wide if c is not collector)
             still_open = list(collector.open.values())

@@ -49,16 +49,44 @@ def _build(spans: list[SpanRecord]) -> TraceResult:
     origin = spans[0].start_ns
     nodes: dict[str, TraceNode] = {}
     for record in spans:
-        nodes.setdefault(record.span_id, to_node(record, origin))
+        if record.span_id not in nodes:  # a repeated span id (say, a re-sent batch) is one node
+            nodes[record.span_id] = to_node(record, origin)
+    cut: set[str] = set()
     roots: list[TraceNode] = []
-    for record in spans:
-        node = nodes[record.span_id]
-        parent = nodes.get(record.parent_id) if record.parent_id else None
+    for node in nodes.values():
+        parent = nodes.get(node.parent_id) if node.parent_id else None
         if parent is None or parent is node:
+            roots.append(node)
+            continue
+        # Nodes come in (start, span id) order and every parent cycle has a link
+        # to a later node, so only such links (rare: clock skew) are checked.
+        later = parent.start_ms > node.start_ms or (
+            parent.start_ms == node.start_ms and parent.span_id > node.span_id
+        )
+        if later and _closes_cycle(node, parent, nodes, cut):
+            cut.add(node.span_id)
             roots.append(node)
         else:
             parent.children.append(node)
     return TraceResult(roots=roots)
+
+
+def _closes_cycle(
+    node: TraceNode, parent: TraceNode, nodes: Mapping[str, TraceNode], cut: set[str]
+) -> bool:
+    """Whether ``node``'s parent chain leads back to it (corrupt input).
+
+    Such a node becomes a root; without that, a cycle's spans would vanish
+    from the tree, and walking a tree that contained one would never end.
+    """
+    current: TraceNode | None = parent
+    for _ in range(len(nodes)):
+        if current is None or current.span_id in cut:
+            return False
+        if current is node:
+            return True
+        current = nodes.get(current.parent_id) if current.parent_id else None
+    return False
 
 
 def to_node(record: SpanRecord, origin_ns: int) -> TraceNode:

@@ -179,6 +179,54 @@ def test_spans_still_open_at_exit_are_marked_incomplete() -> None:
     assert node is not None and node.incomplete and node.latency_ms is None
 
 
+def test_a_context_that_outlives_its_capture_does_not_keep_collecting() -> None:
+    """Spans started later in a context copied during a capture (a task, a thread) are not kept.
+
+    Otherwise a long-lived task spawned inside a capture would grow the closed
+    capture's span list forever.
+    """
+    import contextvars
+
+    from flow_xray.processor import _ACTIVE, get_processor
+
+    with trace.capture():
+        leftover = contextvars.copy_context()
+    for i in range(10):
+        leftover.run(work, i)
+    (collector,) = leftover.run(_ACTIVE.get)
+    assert collector.finished == [] and collector.open == {}
+    assert get_processor()._members == {}
+
+
+def test_captures_closed_out_of_order_stay_independent() -> None:
+    """Closing an outer capture first leaves the inner one collecting, and re-opens nothing."""
+    from flow_xray.processor import _ACTIVE
+
+    outer, inner = trace.capture(), trace.capture()
+    outer.__enter__()
+    inner_result = inner.__enter__()
+    outer.__exit__(None, None, None)
+    work(1)
+    inner.__exit__(None, None, None)
+    assert [n.inputs["i"] for n in inner_result] == [1]
+    assert _ACTIVE.get() == ()
+
+
+def test_a_failure_building_the_result_does_not_raise_from_the_block(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """If turning spans into a tree fails, the with-block still completes normally."""
+    import flow_xray.capture
+
+    def broken(records: Any) -> Any:
+        raise RuntimeError("tree broke")
+
+    monkeypatch.setattr(flow_xray.capture, "build_result", broken)
+    with trace.capture() as result:
+        assert work(2) == 4
+    assert result.roots == [] and result.ok
+
+
 # --- provider rules ---------------------------------------------------------------
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import os
@@ -453,6 +454,29 @@ def test_async_generator_is_traced_and_closed_early() -> None:
     assert partial.incomplete
 
 
+def test_generator_without_output_capture_does_not_hold_yielded_items() -> None:
+    """With capture_output=False, items the consumer dropped are not kept alive by the span."""
+    import gc
+    import weakref
+
+    class Chunk:
+        pass
+
+    @trace(capture_output=False)
+    def chunks() -> Any:
+        while True:
+            yield Chunk()
+
+    with trace.capture():
+        gen = chunks()
+        ref = weakref.ref(next(gen))
+        next(gen)
+        next(gen)
+        gc.collect()
+        assert ref() is None
+        gen.close()
+
+
 # --- usage and metadata ------------------------------------------------------------
 
 
@@ -479,6 +503,19 @@ def test_usage_and_annotate_record_on_the_current_span() -> None:
     assert json.loads(meta["tags"]) == ["a", "b"]
 
 
+def test_annotate_caps_long_text() -> None:
+    """A long string passed to trace.annotate is cut to the per-value cap, with a marker."""
+
+    @trace
+    def annotated() -> None:
+        trace.annotate(document="x" * 1_000_000)
+
+    with trace.capture() as result:
+        annotated()
+    text = result.find("annotated").meta["document"]  # type: ignore[union-attr]
+    assert len(text.encode()) <= 8192 and text.endswith("…[truncated]")
+
+
 def test_usage_outside_any_span_is_a_no_op() -> None:
     """Calling trace.usage/annotate with no span open does nothing and raises nothing."""
     trace.usage(model="gpt-4o", input_tokens=1)
@@ -496,3 +533,50 @@ def test_interrupted_call_is_an_incomplete_error() -> None:
         interrupted()
     node = only(result, "interrupted")
     assert node.status == "error" and node.incomplete
+
+
+def test_streaming_llm_generator_takes_usage_from_its_last_chunk() -> None:
+    """An llm generator whose final chunk carries usage (OpenAI include_usage) gets tokens."""
+
+    @trace(kind="llm")
+    def stream() -> Any:
+        yield {"model": "gpt-4o-mini", "choices": [{"delta": {"content": "Hi"}}], "usage": None}
+        yield {
+            "model": "gpt-4o-mini",
+            "choices": [],
+            "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
+        }
+
+    with trace.capture() as result:
+        assert len(list(stream())) == 2
+    meta = only(result, "stream").meta
+    assert (meta["prompt_tokens"], meta["completion_tokens"], meta["total_tokens"]) == (12, 3, 15)
+
+
+def test_cancelled_task_marks_its_call_incomplete() -> None:
+    """A call cancelled by asyncio (e.g. a timeout) is an error and incomplete."""
+
+    @trace
+    async def slow() -> None:
+        await asyncio.sleep(10)
+
+    async def main() -> None:
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(slow(), 0.01)
+
+    with trace.capture() as result:
+        asyncio.run(main())
+    node = only(result, "slow")
+    assert node.incomplete and node.status == "error"
+
+
+def test_annotate_redacts_secret_keys() -> None:
+    """trace.annotate(api_key=...) stores [REDACTED], like a secret argument."""
+
+    @trace
+    def step() -> None:
+        trace.annotate(api_key="sk-live-123", user="u1")
+
+    with trace.capture() as result:
+        step()
+    assert only(result, "step").meta == {"api_key": "[REDACTED]", "user": "u1"}

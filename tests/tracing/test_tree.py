@@ -58,6 +58,28 @@ def test_span_with_unknown_parent_becomes_a_root() -> None:
     assert result.roots[0].parent_id == "ffffffffffffffff"
 
 
+def test_a_repeated_span_id_becomes_one_node() -> None:
+    """The same span reported twice (a re-sent export batch) appears once in the tree."""
+    records = [span("r", None, 0, 10), span("c", "r", 1, 2), span("c", "r", 1, 2)]
+    result = build_result(records)
+    assert [n.name for n in result] == ["r", "c"]
+
+
+def test_a_parent_cycle_keeps_every_span_and_ends() -> None:
+    """Corrupt input where spans are each other's parents still yields a finite tree."""
+    records = [span("a", "b", 0, 5), span("b", "a", 1, 2), span("c", "b", 2, 3)]
+    result = build_result(records)
+    assert [n.name for n in result] == ["a", "b", "c"]
+    assert len(result.to_dict()["nodes"]) == 1
+
+
+def test_clock_skewed_child_still_nests_under_its_parent() -> None:
+    """A child that starts before its parent (clock skew between hosts) is not cut loose."""
+    records = [span("p", None, 5, 10), span("c", "p", 4, 6)]
+    (root,) = build_result(records).roots
+    assert root.name == "p" and [c.name for c in root.children] == ["c"]
+
+
 def test_unended_span_is_incomplete_without_latency() -> None:
     """end_ns None means incomplete and no latency."""
     (node,) = build_result([span("a", None, 0, None)]).roots
@@ -182,6 +204,12 @@ def test_round_trip_through_json_is_lossless(tmp_path: Path) -> None:
     )
 
 
+def test_from_dict_keeps_unknown_node_keys_in_attributes() -> None:
+    """Keys a node does not know (newer or foreign writers) land in attributes, not lost."""
+    node = TraceNode.from_dict({"name": "a", "custom": 1, "attributes": {"x": 2}})
+    assert node.attributes == {"custom": 1, "x": 2}
+
+
 def test_load_rejects_files_that_are_not_traces(tmp_path: Path) -> None:
     """Unreadable or wrongly shaped files raise TraceFileError."""
     bad = tmp_path / "bad.json"
@@ -254,3 +282,18 @@ def test_hundred_thousand_spans_build_in_reasonable_time() -> None:
     result = build_result(records)
     assert len(result.roots[0].children) == 99_999
     assert time.perf_counter() - start < 30  # sanity bound only, not a performance target
+
+
+def test_nodes_without_ids_get_stable_positional_ids() -> None:
+    """Loading the same id-less JSON twice gives the same DOT-safe ids."""
+    data = {"version": 1, "nodes": [{"name": "a", "children": [{"name": "b"}, {"name": "c"}]}]}
+    first, second = TraceResult.from_dict(data), TraceResult.from_dict(data)
+    assert [n.id for n in first] == ["n0", "n0_0", "n0_1"]
+    assert [n.id for n in second] == [n.id for n in first]
+
+
+def test_wrongly_typed_fields_are_a_trace_file_error() -> None:
+    """A field of the wrong type is reported with the node's position, not a later TypeError."""
+    data = {"nodes": [{"name": "a", "children": [{"name": "b", "latency_ms": "slow"}]}]}
+    with pytest.raises(TraceFileError, match="node 0_0: 'latency_ms'"):
+        TraceResult.from_dict(data)

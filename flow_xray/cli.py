@@ -28,8 +28,6 @@ if TYPE_CHECKING:
     from flow_xray.autodiff import Value
     from flow_xray.model import TraceResult
 
-# Upper bound on how long `run` waits for OTLP exporters to drain after the script.
-FLUSH_TIMEOUT_S = 5.0
 
 # click >= 8.2 raises this for a bare group invocation; older versions print the help themselves.
 _NO_ARGS_IS_HELP: tuple[type[click.ClickException], ...] = tuple(
@@ -180,6 +178,14 @@ def run(
         _writable(otlp_json, "--otlp-json")
 
     exporting = _wants_export(otlp_endpoint, otlp_json)
+    if not exporting:
+        _warn_unused_otlp_options(
+            {
+                "--otlp-protocol": otlp_protocol,
+                "--otlp-header": otlp_headers,
+                "--service-name": service_name,
+            }
+        )
     if exporting:
         _configure(otlp_endpoint, otlp_protocol, headers, service_name, otlp_json)
     outcome = runner.run_target(target)
@@ -250,6 +256,14 @@ def demo(
     if otlp_json:
         _writable(otlp_json, "--otlp-json")
     exporting = _wants_export(otlp_endpoint, otlp_json)
+    if not exporting:
+        _warn_unused_otlp_options(
+            {
+                "--otlp-protocol": otlp_protocol,
+                "--otlp-header": otlp_headers,
+                "--service-name": service_name,
+            }
+        )
     if exporting:
         _configure(
             otlp_endpoint, otlp_protocol, headers, service_name or "flow-xray-demo", otlp_json
@@ -384,6 +398,17 @@ def _load_root(target: Any) -> Value:
     return root
 
 
+def _warn_unused_otlp_options(options: dict[str, object]) -> None:
+    """OTLP details given without a destination would silently do nothing: say so."""
+    given = [name for name, value in options.items() if value]
+    if given:
+        click.echo(
+            f"warning: {', '.join(given)} ignored: no --otlp-endpoint, --otlp-json "
+            "or OTEL_EXPORTER_OTLP_ENDPOINT",
+            err=True,
+        )
+
+
 def _wants_export(endpoint: str | None, json_path: str | None) -> bool:
     """Whether spans go anywhere besides the viewer (options, or the standard variables).
 
@@ -420,7 +445,7 @@ def _flush_exporters() -> None:
     """Drain and close the exporters `configure` added, within a bounded time."""
     from flow_xray.provider import shutdown
 
-    shutdown(FLUSH_TIMEOUT_S)
+    shutdown()  # bounded by configure's export timeout
 
 
 def _parse_headers(pairs: Sequence[str]) -> dict[str, str] | None:

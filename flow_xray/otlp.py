@@ -102,6 +102,8 @@ def _headers_from(value: Mapping[str, str] | str | None) -> dict[str, str] | Non
     for key, item in value.items():
         if not isinstance(key, str) or not key.strip() or not isinstance(item, str):
             raise ConfigurationError(f"headers: {key!r}={item!r} is not a string K=V pair")
+        if any(ch.isspace() for ch in key.strip()):  # as parse_headers: gRPC and HTTP refuse it
+            raise ConfigurationError(f"headers: header name {key.strip()!r} contains a space")
         result[key.strip().lower()] = item
     return result
 

@@ -267,7 +267,7 @@ def read_otlp_json(source: str | os.PathLike[str] | Iterable[str]) -> list[SpanR
     if isinstance(source, (str, os.PathLike)):
         label = os.fspath(source)
         try:
-            lines: Iterable[str] = Path(source).read_text(encoding="utf-8").splitlines()
+            lines: Iterable[str] = Path(source).read_text(encoding="utf-8-sig").splitlines()
         except (OSError, UnicodeDecodeError) as exc:
             raise TraceFileError(f"{label}: cannot read: {exc}") from exc
     else:

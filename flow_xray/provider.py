@@ -119,7 +119,7 @@ def configure(
     sample_ratio: float | None = None,
     json_path: str | os.PathLike[str] | None = None,
     set_global: bool = True,
-    export_timeout_s: float = 5.0,
+    export_timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> TracerProvider:
     """Set up an SDK TracerProvider with flow-xray's processor and optional OTLP export.
 
@@ -146,7 +146,8 @@ def configure(
         ``OTEL_SDK_DISABLED=true`` a bare provider whose tracers are no-ops.
 
     Raises:
-        ConfigurationError: bad protocol, endpoint, header, ratio or timeout.
+        ConfigurationError: bad protocol, endpoint, header, ratio or timeout, or a
+            ``json_path`` that cannot be written; nothing is installed then.
 
     Calling it again adds new destinations only: an endpoint or file already
     exporting from the same provider is not registered twice.
@@ -173,12 +174,17 @@ def configure(
     with _lock:
         current = trace_api.get_tracer_provider()
         if set_global and isinstance(current, TracerProvider):
-            provider = current
+            created, provider = False, current
             foreign = provider not in _owned
             _warn_if_ignored(provider, service_name, resource_attributes, sample_ratio, foreign)
         else:
-            foreign = False
+            created, foreign = True, False
             provider = TracerProvider(resource=resource, sampler=sampler, shutdown_on_exit=False)
+        # Open the file before anything changes, so an unwritable path leaves no half set-up.
+        json_exporter = None
+        if json_key is not None and not _has_pipeline(provider, json_key):
+            json_exporter = _open_json_exporter(json_key[1])
+        if created:
             _owned.add(provider)
             if set_global and isinstance(current, trace_api.ProxyTracerProvider):
                 trace_api.set_tracer_provider(provider)
@@ -196,14 +202,20 @@ def configure(
         if target is not None and not _has_pipeline(provider, (target.protocol, target.endpoint)):
             exporter = build_exporter(target, export_timeout_s)
             _add_pipeline(provider, ExportPipeline((target.protocol, target.endpoint), exporter))
-        if json_key is not None and not _has_pipeline(provider, json_key):
-            json_exporter = OtlpJsonFileExporter(json_key[1])
+        if json_key is not None and json_exporter is not None:
             _add_pipeline(provider, ExportPipeline(json_key, json_exporter, JSON_QUEUE_SIZE))
         _timeout_s = max(_timeout_s or 0.0, export_timeout_s)
         if not _atexit_registered:
             atexit.register(shutdown)
             _atexit_registered = True
     return provider
+
+
+def _open_json_exporter(path: str) -> OtlpJsonFileExporter:
+    try:
+        return OtlpJsonFileExporter(path)
+    except OSError as exc:
+        raise ConfigurationError(f"json_path: cannot write {path}: {exc.strerror or exc}") from None
 
 
 def flush(timeout_s: float | None = None) -> bool:

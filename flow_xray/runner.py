@@ -4,8 +4,9 @@ This is the library behind ``flow-xray run``; it prints nothing. The target
 runs the way ``python script.py`` / ``python -m module`` would run it (via
 `runpy`): its ``if __name__ == "__main__":`` block runs, ``sys.argv`` is the
 script and its arguments, and the script's folder (the working directory for a
-module) is first on ``sys.path``; both are restored afterwards. Every span the
-process starts while it runs, in any thread, is collected.
+module) is first on ``sys.path``; both, and the working directory, are restored
+afterwards. Every span the process starts while it runs, in any thread, is
+collected. ``os._exit`` ends the process on the spot, so no trace is written.
 
 Example::
 
@@ -26,7 +27,7 @@ import sys
 import threading
 import tokenize
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -131,7 +132,11 @@ def run_target(target: Target, *, all_threads: bool = True) -> RunOutcome:
     Never raises what the target raises: an uncaught exception, ``sys.exit`` and
     ``KeyboardInterrupt`` all end up in the `RunOutcome`, with the trace of
     everything that ran until then (spans still open are marked incomplete).
-    Non-daemon threads the target started are waited for, as Python does at exit.
+    Non-daemon threads the target started are waited for, as Python does at exit:
+    first the ``threading`` exit hooks run (they stop idle `concurrent.futures`
+    workers, so an executor the target never shut down does not block forever;
+    afterwards this process's executors accept no new work), then the threads
+    are joined.
     """
     from flow_xray.api import trace  # the tracing core loads only when something runs
 
@@ -139,7 +144,7 @@ def run_target(target: Target, *, all_threads: bool = True) -> RunOutcome:
     exception: BaseException | None = None
     exit_message: str | None = None
     exit_code = 0
-    with trace.capture(all_threads=all_threads) as result:
+    with trace.capture(all_threads=all_threads) as result, _working_dir_restored():
         try:
             try:
                 _execute(target)
@@ -164,7 +169,8 @@ def run_for_namespace(target: Target, run_name: str = "__flow_xray_script__") ->
             propagates as is.
     """
     try:
-        return _execute(target, run_name)
+        with _working_dir_restored():
+            return _execute(target, run_name)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # handed to the caller inside ScriptFailed
@@ -182,6 +188,21 @@ def _execute(target: Target, run_name: str = "__main__") -> dict[str, Any]:
             return runpy.run_path(target.path, run_name=run_name)
     finally:
         sys.argv = saved_argv
+
+
+@contextmanager
+def _working_dir_restored() -> Iterator[None]:
+    """Return to the current working directory after the block, even if the script moved.
+
+    Output paths given relative to where the run started must still land there.
+    """
+    folder = os.getcwd()
+    try:
+        yield
+    finally:
+        # If the folder is gone, writing relative outputs will say so.
+        with suppress(OSError):
+            os.chdir(folder)
 
 
 def _script_folder(path: str) -> str:
@@ -234,8 +255,9 @@ def _check_compiles(path: str) -> None:
 
 
 def _join_new_threads(before: set[threading.Thread]) -> None:
-    """Wait for non-daemon threads started since ``before`` (Python waits for them at exit)."""
+    """Wait for non-daemon threads started since ``before``, the way Python does at exit."""
     current = threading.current_thread()
+    hooks_ran = False
     while True:
         pending = [
             t
@@ -244,8 +266,25 @@ def _join_new_threads(before: set[threading.Thread]) -> None:
         ]
         if not pending:
             return
+        if not hooks_ran:
+            hooks_ran = True
+            _run_threading_exit_hooks()
+            continue
         for thread in pending:
             thread.join()
+
+
+def _run_threading_exit_hooks() -> None:
+    """Run the hooks `threading` runs before joining threads at exit, newest first.
+
+    `concurrent.futures` registers one that tells idle executor workers to stop
+    (after the queued work is done); without it those workers wait forever.
+    ``threading._threading_atexits`` is private; without it nothing runs.
+    """
+    for hook in reversed(list(getattr(threading, "_threading_atexits", ()))):
+        # A failing hook must not lose the trace; Python goes on after one too.
+        with suppress(Exception):
+            hook()
 
 
 def _exit_status(code: object) -> tuple[int, str | None]:

@@ -21,7 +21,7 @@ def load_trace(path: str | os.PathLike[str]) -> TraceResult:
         TraceFileError: the file is neither.
     """
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")  # tolerate a BOM
     except (OSError, UnicodeDecodeError) as exc:
         raise TraceFileError(f"cannot read {os.fspath(path)}: {exc}") from None
     if not text.strip():

@@ -51,8 +51,9 @@ def value_viewer_html(
 ) -> str:
     """A self-contained HTML page of ``root``'s graph with a backward-pass stepper.
 
-    Runs a clean backward pass (see `backward_from`): the graph shows the final
-    gradients; each frame shows the gradients after one more node's step.
+    Runs a clean backward pass (see `backward_from`). Each frame shows the
+    gradients after one more node's step, nodes not reached yet at 0; the last
+    frame, and a graph too large for frames, show the final gradients.
 
     Args:
         root: the output node.
@@ -80,11 +81,23 @@ def write_value_viewer_html(
 def value_graph_frames(
     root: Value, seed: float = 1.0, *, max_step_nodes: int = MAX_STEP_NODES
 ) -> tuple[Graph, list[Step]]:
-    """The render graph of ``root`` after a backward pass, and its stepping frames."""
+    """The render graph of ``root`` after a backward pass, and its stepping frames.
+
+    A frame lists only the labels of the nodes the pass has reached; the viewer
+    shows every other node with its graph label. So when there are frames, graph
+    labels show the state before the pass (gradient 0) and a node's gradient
+    appears in the frame that fills it. Without frames, graph labels show the
+    final gradients. Node details always hold the final gradients.
+    """
     from flow_xray.render import Graph, GraphEdge, Step
 
     order = number_graph(root)
     make_frames = len(order) <= max_step_nodes
+    before: list[str] = []
+    if make_frames:
+        for node in order:
+            node.grad = 0.0
+        before = [_label(node, show_grad=True) for node in order]
     steps: list[Step] = []
     reached: dict[str, Value] = {}  # insertion-ordered: frames list nodes in a fixed order
     for k, node in enumerate(_steps(order, float(seed))):
@@ -105,7 +118,10 @@ def value_graph_frames(
         for node in order
         for operand in node._prev
     ]
-    nodes = [_graph_node(node) for node in order]
+    nodes = [
+        _graph_node(node, before[k] if make_frames else _label(node, show_grad=True))
+        for k, node in enumerate(order)
+    ]
     return Graph(nodes=tuple(nodes), edges=tuple(edges), rankdir="BT"), steps
 
 
@@ -114,8 +130,8 @@ def _label(node: Value, show_grad: bool) -> str:
     return "\n".join(node_lines(node, show_grad))
 
 
-def _graph_node(node: Value) -> GraphNode:
-    """The render node of a Value, with its numbers in the detail panel."""
+def _graph_node(node: Value, label: str) -> GraphNode:
+    """The render node of a Value, with its final numbers in the detail panel."""
     from flow_xray.render import GraphNode
 
     detail = {
@@ -125,7 +141,7 @@ def _graph_node(node: Value) -> GraphNode:
         "grad": node.grad,
         "operands": [operand.display_name for operand in node._prev],
     }
-    return GraphNode(id=node.node_id, label=_label(node, True), detail=detail)
+    return GraphNode(id=node.node_id, label=label, detail=detail)
 
 
 def _write(path: str | os.PathLike[str], html: str) -> None:

@@ -101,12 +101,16 @@ def dot_viewer_html(dot: str, title: str = "flow-xray graph") -> str:
 def embed_json(value: Any) -> str:
     """Return ``value`` as JSON that is inert inside a ``<script>`` element.
 
-    Non-finite floats become strings and other non-JSON values their ``repr``,
-    so any trace renders.
+    Non-finite floats become strings, mapping keys that JSON cannot hold (a
+    tuple, say) their ``str`` and other non-JSON values their ``repr``, so any
+    trace renders.
+
+    Raises:
+        ValueError: ``value`` contains itself (a circular reference).
     """
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False, default=repr)
-    except ValueError:
+    except (ValueError, TypeError):  # NaN/inf (ValueError) or a non-JSON key (TypeError)
         text = json.dumps(_finite(value), ensure_ascii=False, allow_nan=False, default=repr)
     for char, escape in _JSON_ESCAPES:
         text = text.replace(char, escape)
@@ -171,19 +175,27 @@ def _asset(name: str) -> str:
 
 
 def _finite(value: Any) -> Any:
-    """Copy of ``value`` with NaN/inf replaced by their text (iterative; any depth)."""
+    """Copy of ``value`` with NaN/inf replaced by their text and keys made strings.
+
+    Iterative, so any depth works. Each container is copied once (by identity):
+    a shared one stays shared, and one that contains itself gives a copy that
+    does too, which `json.dumps` then rejects instead of this loop never ending.
+    """
     root: list[Any] = [value]
+    copies: dict[int, Any] = {}
     stack: list[tuple[Any, Any, Any]] = [(root, 0, value)]
     while stack:
         holder, key, item = stack.pop()
         if isinstance(item, float) and not math.isfinite(item):
             holder[key] = str(item)
+        elif isinstance(item, (Mapping, list, tuple)) and id(item) in copies:
+            holder[key] = copies[id(item)]
         elif isinstance(item, Mapping):
             copy = {str(k): v for k, v in item.items()}
-            holder[key] = copy
+            holder[key] = copies[id(item)] = copy
             stack.extend((copy, k, v) for k, v in copy.items())
         elif isinstance(item, (list, tuple)):
             items = list(item)
-            holder[key] = items
+            holder[key] = copies[id(item)] = items
             stack.extend((items, i, v) for i, v in enumerate(items))
     return root[0]

@@ -84,7 +84,8 @@ def trace_to_dot(data: Mapping[str, Any]) -> str:
 
 
 def node_label(row: Mapping[str, Any]) -> str:
-    """Two label lines: the call's name, then its latency and tokens when known."""
+    """Two label lines: the call's name (``?`` when missing or null), then its latency
+    and tokens when known."""
     latency = row.get("latency_ms")
     parts = ["never ended" if not _is_number(latency) else format_ms(float(latency))]
     tokens = node_tokens(row)
@@ -92,7 +93,8 @@ def node_label(row: Mapping[str, Any]) -> str:
         parts.append(f"{tokens:,} tok")
     if row.get("incomplete") and _is_number(latency):
         parts.append("incomplete")
-    return f"{row.get('name', '?')}\n{' · '.join(parts)}"
+    name = row.get("name")
+    return f"{'?' if name is None else name}\n{' · '.join(parts)}"
 
 
 def node_tokens(row: Mapping[str, Any]) -> int:

@@ -55,6 +55,18 @@ def test_frame_labels_carry_the_gradients_filled_so_far() -> None:
     assert steps[-1].labels["n0"].endswith("grad: -1.5")
 
 
+def test_nodes_not_reached_yet_show_no_gradient_in_a_frame() -> None:
+    """In the first frame, a leaf the pass has not reached shows grad 0, not its final grad.
+
+    The viewer shows a node missing from a frame with its graph label, so that
+    label must be the state before the backward pass.
+    """
+    graph, steps = value_graph_frames(demo_graph())
+    shown = {node.id: steps[0].labels.get(node.id, node.label) for node in graph.nodes}
+    assert shown["n0"].endswith("grad: 0")
+    assert steps[-1].labels["n0"].endswith("grad: -1.5")
+
+
 def test_graph_nodes_show_final_gradients_and_details() -> None:
     """Base labels and the detail panel carry op, data and the final gradient."""
     root = demo_graph()

@@ -107,6 +107,35 @@ def test_unjoined_non_daemon_threads_are_waited_for(flow_xray: Cli, tmp_path: Pa
     assert (late.status, late.incomplete, late.output) == ("ok", False, "late")
 
 
+def test_thread_pool_never_shut_down_does_not_hang_the_exit(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """A ThreadPoolExecutor left open ends the run as with `python` (its idle workers stop)."""
+    script = str(SCRIPTS / "pool_left_open.py")
+    proc = subprocess.run(
+        [sys.executable, "-m", "flow_xray", "run", "--json", "t.json", script],
+        cwd=tmp_path,
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert proc.returncode == 0, proc.stderr
+    squares = TraceResult.load(tmp_path / "t.json").find_all("square")
+    assert sorted(node.output for node in squares) == [0, 1, 4]
+
+
+def test_outputs_land_where_run_started_when_the_script_changes_directory(
+    flow_xray: Cli, tmp_path: Path
+) -> None:
+    """Relative --html/--json paths are relative to where `run` started, even after os.chdir."""
+    proc = flow_xray("run", "--json", "t.json", str(SCRIPTS / "changes_dir.py"))
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "changes_dir_trace.html").exists()
+    assert TraceResult.load(tmp_path / "t.json").find("step") is not None
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
 def test_uncaught_exception_exits_one_with_the_scripts_traceback(flow_xray: Cli) -> None:
     """A crash exits 1 and prints Python's traceback of the script, without flow-xray frames."""
     proc = flow_xray("run", str(SCRIPTS / "crashes.py"))

@@ -30,3 +30,15 @@ def test_demo_rejects_a_bad_otlp_header(tmp_path: Path, monkeypatch: pytest.Monk
     out = CliRunner().invoke(cli, ["demo", "--otlp-header", "nonsense"])
     assert out.exit_code == 2
     assert out.output.strip().splitlines()[-1].startswith("error:")
+
+
+def test_otlp_details_without_a_destination_are_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--service-name with nowhere to send spans warns instead of silently doing nothing."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", raising=False)
+    out = CliRunner().invoke(cli, ["demo", "--service-name", "svc"])
+    assert out.exit_code == 0
+    assert "warning: --service-name ignored" in out.stderr

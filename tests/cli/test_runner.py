@@ -90,3 +90,12 @@ def test_module_syntax_error_is_caught_up_front(
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ScriptError, match=r"brokenmod\.py:3: SyntaxError"):
         runner.resolve_module("brokenmod")
+
+
+def test_working_directory_is_restored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A script that changes directory leaves the caller's working directory as it was."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    script = write(tmp_path / "move.py", "import os\nos.chdir('sub')\n")
+    runner.run_target(runner.resolve_script(str(script)))
+    assert Path.cwd() == tmp_path

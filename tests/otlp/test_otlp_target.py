@@ -129,6 +129,12 @@ def test_header_not_key_value_is_a_configuration_error(text: str) -> None:
         resolve_target("http://agent:4317", None, text)
 
 
+def test_mapping_header_name_with_a_space_is_a_configuration_error() -> None:
+    """A header name with a space is refused up front, as in the string form, not at export."""
+    with pytest.raises(ConfigurationError, match="contains a space"):
+        resolve_target("http://agent:4317", None, {"x api key": "1"})
+
+
 def test_headers_come_from_traces_env_first(monkeypatch: pytest.MonkeyPatch) -> None:
     """OTEL_EXPORTER_OTLP_TRACES_HEADERS beats OTEL_EXPORTER_OTLP_HEADERS."""
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "a=generic")

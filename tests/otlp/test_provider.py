@@ -184,6 +184,13 @@ def test_bad_arguments_raise_configuration_error(kwargs: dict[str, object]) -> N
     assert isinstance(trace_api.get_tracer_provider(), trace_api.ProxyTracerProvider)
 
 
+def test_unwritable_json_path_installs_nothing(tmp_path: Path) -> None:
+    """A json_path that cannot be opened (here a directory) is a ConfigurationError, no provider."""
+    with pytest.raises(ConfigurationError, match="json_path: cannot write"):
+        configure(json_path=tmp_path)
+    assert isinstance(trace_api.get_tracer_provider(), trace_api.ProxyTracerProvider)
+
+
 def test_unreachable_backend_is_reported_once_at_shutdown(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -7,6 +7,8 @@ import re
 from importlib import resources
 from typing import Any
 
+import pytest
+
 from flow_xray.render import Graph, GraphNode, dot_viewer_html, graph_to_html, trace_to_html
 from flow_xray.render.html import SCRIPT_FILES, STYLE_FILE, csp_hash, embed_json
 
@@ -76,6 +78,19 @@ def test_embed_json_writes_non_finite_floats_as_text() -> None:
     assert json.loads(embed_json({"a": [float("nan"), float("inf"), 1.5]})) == {
         "a": ["nan", "inf", 1.5]
     }
+
+
+def test_embed_json_turns_non_json_keys_into_text() -> None:
+    """A mapping key JSON cannot hold (a tuple) is written as its text, not a TypeError."""
+    assert json.loads(embed_json({(1, 2): "pair"})) == {"(1, 2)": "pair"}
+
+
+def test_embed_json_rejects_circular_data_instead_of_hanging() -> None:
+    """Data that contains itself raises ValueError at once (it used to loop forever)."""
+    loop: list[Any] = [float("nan")]
+    loop.append(loop)
+    with pytest.raises(ValueError, match="Circular"):
+        embed_json(loop)
 
 
 def test_page_references_nothing_outside_itself() -> None:

@@ -91,6 +91,11 @@ def test_labels_show_latency_tokens_and_never_ended() -> None:
     ]
 
 
+def test_label_of_a_null_name_is_a_question_mark() -> None:
+    """A call whose name is null is labelled ``?``, as one without a name, not ``None``."""
+    assert node_label({"name": None, "latency_ms": 1.0}) == "?\n1.00 ms"
+
+
 @pytest.mark.parametrize(
     ("ms", "text"), [(0.4234, "0.42 ms"), (12.5, "12.5 ms"), (1234.0, "1.23 s")]
 )

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from viewer_page import Loaded
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -27,33 +27,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 VIEWPORT = {"width": 1400, "height": 900}
-
-
-@dataclass
-class Loaded:
-    """An opened viewer page and everything it did."""
-
-    page: Any
-    console_errors: list[str] = field(default_factory=list)
-    requests: list[str] = field(default_factory=list)
-    dialogs: list[str] = field(default_factory=list)
-
-    def visible_rows(self) -> list[str]:
-        """Names in the tree rows currently rendered, top to bottom."""
-        return list(
-            self.page.evaluate(
-                """() => [...document.querySelectorAll('.fx-trace-row')]
-                .filter(r => r.style.display !== 'none' && r._fxItem !== undefined)
-                .sort((a, b) => a._fxItem - b._fxItem === 0 ? 0 :
-                    new DOMMatrix(getComputedStyle(a).transform).m42 -
-                    new DOMMatrix(getComputedStyle(b).transform).m42)
-                .map(r => r.querySelector('.fx-name').textContent)"""
-            )
-        )
-
-    def selected_name(self) -> str:
-        """The name shown at the top of the detail panel."""
-        return str(self.page.locator(".fx-detail-name").text_content())
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from conftest import Loaded
+from viewer_page import Loaded
 
 from flow_xray.render import Graph, GraphEdge, GraphNode, Step, dot_viewer_html, graph_to_html
 
@@ -84,3 +84,18 @@ def test_garbage_dot_is_shown_as_text(open_page: OpenPage) -> None:
     assert loaded.page.locator(".fx-dot-text").text_content() == text
     assert loaded.page.locator(".fx-node").count() == 0
     assert loaded.dialogs == []
+
+
+def test_long_label_lines_stay_inside_their_box(open_page: OpenPage) -> None:
+    """A 3,000-character label is cut with an ellipsis to its box's width, not drawn across
+    its neighbours; the detail panel still has it whole."""
+    dot = 'digraph { a [label="%s"]; a -> b; }' % ("y" * 3000)
+    loaded = open_page(dot_viewer_html(dot), "longlabel")
+    overflow = loaded.page.evaluate(
+        """() => [...document.querySelectorAll('.fx-node')].map(g =>
+            Math.max(...[...g.querySelectorAll('text')].map(t => t.getBBox().width))
+            - g.querySelector('rect').getBBox().width)"""
+    )
+    loaded.page.locator(".fx-node").first.click()
+    assert max(overflow) < 0
+    assert "y" * 3000 in loaded.page.locator(".fx-detail").inner_text()

@@ -9,8 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import Loaded
-from viewer_traces import HOSTILE, agent_trace, hostile_trace, wide_trace
+from viewer_page import Loaded
+from viewer_traces import HOSTILE, agent_trace, hostile_trace, node, wide_trace
 
 from flow_xray.render import trace_to_html
 
@@ -121,6 +121,67 @@ def test_escape_clears_the_search(agent: Loaded) -> None:
     agent.page.wait_for_function(MATCHES_SHOWN)
     agent.page.keyboard.press("Escape")
     assert len(agent.visible_rows()) == 9
+
+
+def test_clearing_a_search_keeps_the_found_call_selected(open_page: OpenPage) -> None:
+    """After Esc clears a search, the call it found stays selected, on screen, and j moves on
+    from it (it used to sit inside a collapsed subtree, and j jumped to the first row)."""
+    loaded = open_page(trace_to_html(wide_trace(3000)), "clear")
+    loaded.page.keyboard.press("/")
+    loaded.page.keyboard.type("llm_2505")
+    loaded.page.wait_for_function(MATCHES_SHOWN)
+    loaded.page.keyboard.press("Escape")
+    shown = loaded.page.locator(".fx-trace-row.selected:visible .fx-name").all_text_contents()
+    loaded.page.keyboard.press("j")
+    assert (shown, loaded.selected_name()) == (["llm_2505"], "tool_2506")
+
+
+def test_a_ten_thousand_character_name_leaves_the_facts_on_screen(open_page: OpenPage) -> None:
+    """A huge name scrolls inside its heading; latency and inputs stay in the viewport."""
+    trace = {"version": 1, "nodes": [node(0, "x" * 10_000, "chain", 0.0, 5.0, None)]}
+    loaded = open_page(trace_to_html(trace), "longname")
+    box = loaded.page.locator(".fx-facts dt", has_text="Latency").bounding_box()
+    assert box is not None and box["y"] < 400
+
+
+def test_wide_glyph_names_stay_inside_their_graph_box(open_page: OpenPage) -> None:
+    """A name of wide letters is cut to the box's measured width, not drawn past its edge."""
+    trace = {"version": 1, "nodes": [node(0, "W" * 30, "chain", 0.0, 5.0, None)]}
+    loaded = open_page(trace_to_html(trace), "wide-glyphs")
+    text = loaded.page.evaluate("() => document.querySelector('.fx-node .fx-l1').getBBox().width")
+    rect = loaded.page.evaluate("() => document.querySelector('.fx-node rect').getBBox().width")
+    assert text < rect
+
+
+def test_ancestor_path_keeps_its_order_with_right_to_left_names(open_page: OpenPage) -> None:
+    """Each ancestor in the path is isolated, so Arabic/Hebrew names or U+202E cannot
+    reorder the path (it used to be one text run)."""
+    leaf = node(2, "leaf", "tool", 2.0, 1.0, 1)
+    middle = node(1, "\u202eevil", "chain", 1.0, 3.0, 0, children=[leaf])
+    root = node(0, "\u0645\u0631\u062d\u0628\u0627", "agent", 0.0, 5.0, None, children=[middle])
+    loaded = open_page(trace_to_html({"version": 1, "nodes": [root]}), "rtl")
+    loaded.page.locator(".fx-trace-row", has_text="leaf").click()
+    xs = loaded.page.evaluate(
+        "() => [...document.querySelectorAll('.fx-path bdi')]"
+        ".map(b => b.getBoundingClientRect().left)"
+    )
+    assert len(xs) == 2 and xs[0] < xs[1]
+
+
+def test_a_call_without_a_name_reads_the_same_everywhere(open_page: OpenPage) -> None:
+    """A null name shows as ``?`` in the row, the graph box and the detail panel, and a
+    search for "null" or "undefined" finds nothing."""
+    trace = {"version": 1, "nodes": [node(0, None, "chain", 0.0, 5.0, None)]}
+    loaded = open_page(trace_to_html(trace), "noname")
+    shown = [
+        loaded.page.locator(".fx-trace-row .fx-name").first.text_content(),
+        loaded.page.locator(".fx-node .fx-l1").first.text_content(),
+        loaded.selected_name(),
+    ]
+    loaded.page.keyboard.press("/")
+    loaded.page.keyboard.type("undefined")
+    loaded.page.wait_for_function(MATCHES_SHOWN)
+    assert (shown, loaded.page.locator(".fx-match-info").text_content()) == (["?"] * 3, "no match")
 
 
 def test_ten_thousand_nodes_become_interactive(open_page: OpenPage) -> None:

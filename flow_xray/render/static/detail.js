@@ -121,8 +121,16 @@ FX.traceDetail = function (panel, node, ctx) {
   if (node.incomplete) head.appendChild(FX.el("span", "fx-pill plain", "incomplete"));
   head.appendChild(FX.el("span", "fx-kind", node.kind || "chain"));
   panel.appendChild(head);
-  panel.appendChild(FX.el("h2", "fx-detail-name", node.name));
-  if (ctx.path.length) panel.appendChild(FX.el("div", "fx-path", ctx.path.join("  \u203a  ")));
+  panel.appendChild(FX.el("h2", "fx-detail-name", FX.nameOf(node)));
+  if (ctx.path.length) {
+    // One <bdi> per ancestor: a right-to-left name (or a stray U+202E) cannot reorder the path.
+    const path = FX.el("div", "fx-path");
+    ctx.path.forEach(function (name, k) {
+      if (k) path.appendChild(document.createTextNode("  \u203a  "));
+      path.appendChild(FX.el("bdi", null, name));
+    });
+    panel.appendChild(path);
+  }
   const meta = node.meta && typeof node.meta === "object" ? node.meta : {};
   const tokens = [];
   if (FX.isNum(meta.prompt_tokens)) tokens.push(FX.fmtInt(meta.prompt_tokens) + " prompt");

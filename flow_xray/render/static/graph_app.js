@@ -54,6 +54,7 @@ FX.GraphApp.prototype._draw = function () {
     }
     return { w: Math.min(360, Math.max(84, chars * 7.3 + 26)), h: lines * 15 + 18 };
   });
+  this.sizes = sizes;
   const edges = [];
   for (const e of this.data.edges || []) {
     if (this.indexOf.has(e.source) && this.indexOf.has(e.target)) {
@@ -72,7 +73,7 @@ FX.GraphApp.prototype._draw = function () {
   this.nodes.forEach(function (node, i) {
     scene.nodes.push({
       key: i, x: layout.pos[i].x, y: layout.pos[i].y, w: sizes[i].w, h: sizes[i].h,
-      status: node.status, lines: String(node.label).split("\n"), badge: "",
+      status: node.status, lines: self._lines(i, String(node.label)), badge: "",
     });
   });
   edges.forEach(function (e, k) {
@@ -84,6 +85,13 @@ FX.GraphApp.prototype._draw = function () {
   });
   this.view.draw(scene);
   this.view.fit(false);
+};
+
+// A label's lines, each cut to fit its box (boxes stop growing at 360px; the full
+// label stays in the detail panel).
+FX.GraphApp.prototype._lines = function (i, label) {
+  const max = Math.max(4, Math.floor((this.sizes[i].w - 16) / 7.3));
+  return label.split("\n").map(function (line) { return FX.ellipsis(line, max); });
 };
 
 FX.GraphApp.prototype._stepper = function () {
@@ -123,10 +131,11 @@ FX.GraphApp.prototype.setStep = function (k) {
     const id = this.nodes[i].id;
     const labels = frame.labels || {};
     this.labels[i] = Object.prototype.hasOwnProperty.call(labels, id) ? String(labels[id]) : String(this.nodes[i].label);
-    this.view.setLines(i, this.labels[i].split("\n"));
+    this.view.setLines(i, this._lines(i, this.labels[i]));
     this.view.setClass(i, "active", id === frame.active);
     this.view.setClass(i, "done", seen.has(id) && id !== frame.active);
   }
+  this.view.fitText();
   this.slider.value = String(k);
   this.counter.textContent = "Step " + (k + 1) + " / " + this.steps.length;
   this.caption.textContent = frame.caption;

@@ -134,7 +134,22 @@ FX.GraphView.prototype.draw = function (scene) {
   const frag = document.createDocumentFragment();
   for (const node of scene.nodes) frag.appendChild(this._node(node));
   this.nodeLayer.appendChild(frag);
+  this.fitText();
   if (this.selected !== null) this.select(this.selected, false);
+};
+
+// Cut every line still wider than its box (a character budget cannot know how wide the
+// glyphs are). Reads all widths first, then writes, so the page lays out once.
+FX.GraphView.prototype.fitText = function () {
+  const cuts = [];
+  for (const item of this.items.values()) {
+    const room = item.node.w - 14;
+    for (const t of item.texts) {
+      const width = t.getComputedTextLength();
+      if (width > room) cuts.push([t, Math.floor((t.textContent.length * room) / width) - 1]);
+    }
+  }
+  for (const cut of cuts) cut[0].textContent = FX.ellipsis(cut[0].textContent, Math.max(1, cut[1]));
 };
 
 FX.GraphView.prototype._node = function (node) {
@@ -166,6 +181,7 @@ FX.GraphView.prototype._node = function (node) {
   return g;
 };
 
+// Call fitText() once after the last setLines of a batch.
 FX.GraphView.prototype.setLines = function (key, lines) {
   const item = this.items.get(key);
   if (!item) return;

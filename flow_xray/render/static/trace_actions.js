@@ -48,7 +48,7 @@ FX.TraceApp.prototype._drawGraph = function (refit) {
     scene.nodes.push({
       key: i, x: pos[k].x, y: pos[k].y, w: BOX_W, h: BOX_H, status: node.view_status || "ok",
       cls: this.matches && this.matches[i] ? "fx-hit" : "",
-      lines: [FX.ellipsis(node.name, 24), second.join(" \u00b7 ")],
+      lines: [FX.ellipsis(FX.nameOf(node), 24), second.join(" \u00b7 ")],
       badge: hidden ? "+" + FX.fmtInt(hidden) : "",
     });
     const p = items[k].parent;
@@ -88,7 +88,7 @@ FX.TraceApp.prototype.select = function (i, reveal) {
   this.rows.reveal(this.posOf.get(i));
   this.graph.select(i, reveal);
   const path = [];
-  for (let p = this.parent[i]; p >= 0; p = this.parent[p]) path.unshift(String(this.nodes[p].name));
+  for (let p = this.parent[i]; p >= 0; p = this.parent[p]) path.unshift(FX.nameOf(this.nodes[p]));
   FX.traceDetail(this.panel, this.nodes[i], { path: path, slowShare: this.slowShare });
 };
 
@@ -111,7 +111,7 @@ FX.TraceApp.prototype.applyFilter = function () {
     this.matchInfo.textContent = "";
   } else {
     if (!this.keep) this.saved = this.expanded;
-    if (query && !this.lower) this.lower = this.nodes.map((node) => String(node.name).toLowerCase());
+    if (query && !this.lower) this.lower = this.nodes.map((node) => FX.nameOf(node).toLowerCase());
     const matches = new Uint8Array(n);
     const keep = new Uint8Array(n);
     let count = 0;
@@ -128,7 +128,9 @@ FX.TraceApp.prototype.applyFilter = function () {
     this.matchInfo.textContent = count ? FX.fmtCount(count, "match", "matches") : "no match";
   }
   this.refresh(true);
-  if (this.selected >= 0 && this.posOf.has(this.selected)) this.select(this.selected, false);
+  // Keep the selection when it survives the filter: select() re-opens its ancestors, so
+  // clearing a search leaves the found call on screen instead of losing the place.
+  if (this.selected >= 0 && (!this.keep || this.keep[this.selected])) this.select(this.selected, true);
   else if (this.matches) this.nextMatch(1);
 };
 

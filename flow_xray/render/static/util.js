@@ -28,6 +28,12 @@ FX.isNum = function (v) {
   return typeof v === "number" && isFinite(v);
 };
 
+// A call's name as text everywhere (row, box, detail, search); "?" when it has none,
+// as in the DOT labels.
+FX.nameOf = function (node) {
+  return node.name === null || node.name === undefined ? "?" : String(node.name);
+};
+
 FX.fmtMs = function (ms) {
   if (!FX.isNum(ms)) return "never ended";
   if (ms >= 1000) return (ms / 1000).toFixed(2) + " s";

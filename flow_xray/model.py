@@ -49,6 +49,11 @@ class TraceNode:
     events: list[dict[str, Any]] = field(default_factory=list)
     children: list[TraceNode] = field(default_factory=list)
 
+    @property
+    def start(self) -> float:
+        """The start offset in ms from the start of the trace (the same as ``start_ms``)."""
+        return self.start_ms
+
     def __eq__(self, other: object) -> bool:
         """Field-by-field equality of whole subtrees, compared iteratively (deep traces)."""
         if not isinstance(other, TraceNode):

@@ -174,20 +174,7 @@ def run(
         raise CliError(str(exc)) from None
     html_out = _writable(html_path or f"{target.stem}_trace.html", "--html")
     json_out = _writable(json_path, "--json") if json_path else None
-    if otlp_json:
-        _writable(otlp_json, "--otlp-json")
-
-    exporting = _wants_export(otlp_endpoint, otlp_json)
-    if not exporting:
-        _warn_unused_otlp_options(
-            {
-                "--otlp-protocol": otlp_protocol,
-                "--otlp-header": otlp_headers,
-                "--service-name": service_name,
-            }
-        )
-    if exporting:
-        _configure(otlp_endpoint, otlp_protocol, headers, service_name, otlp_json)
+    exporting = _start_export(otlp_endpoint, otlp_protocol, headers, service_name, otlp_json)
     outcome = runner.run_target(target)
     if outcome.exception is not None:
         crash = outcome.exception
@@ -253,21 +240,9 @@ def demo(
 
     headers = _parse_headers(otlp_headers)
     html_out = _writable(html_path or demo_agent.DEFAULT_OUTPUT, "--html")
-    if otlp_json:
-        _writable(otlp_json, "--otlp-json")
-    exporting = _wants_export(otlp_endpoint, otlp_json)
-    if not exporting:
-        _warn_unused_otlp_options(
-            {
-                "--otlp-protocol": otlp_protocol,
-                "--otlp-header": otlp_headers,
-                "--service-name": service_name,
-            }
-        )
-    if exporting:
-        _configure(
-            otlp_endpoint, otlp_protocol, headers, service_name or "flow-xray-demo", otlp_json
-        )
+    exporting = _start_export(
+        otlp_endpoint, otlp_protocol, headers, service_name, otlp_json, "flow-xray-demo"
+    )
     result = demo_agent.run_demo()
     _write_atomic(html_out, result.to_html(title="flow-xray demo: research agent"))
     if exporting:
@@ -398,35 +373,41 @@ def _load_root(target: Any) -> Value:
     return root
 
 
-def _warn_unused_otlp_options(options: dict[str, object]) -> None:
-    """OTLP details given without a destination would silently do nothing: say so."""
-    given = [name for name, value in options.items() if value]
-    if given:
-        click.echo(
-            f"warning: {', '.join(given)} ignored: no --otlp-endpoint, --otlp-json "
-            "or OTEL_EXPORTER_OTLP_ENDPOINT",
-            err=True,
-        )
-
-
-def _wants_export(endpoint: str | None, json_path: str | None) -> bool:
-    """Whether spans go anywhere besides the viewer (options, or the standard variables).
-
-    Without export, no global provider is installed: a script that sets up its
-    own OpenTelemetry keeps its provider, and flow-xray joins it.
-    """
-    env = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
-    return bool(endpoint or json_path or any(os.environ.get(name) for name in env))
-
-
-def _configure(
+def _start_export(
     endpoint: str | None,
     protocol: str | None,
     headers: dict[str, str] | None,
     service_name: str | None,
     json_path: str | None,
-) -> None:
-    """Install the global provider with the requested exporters (before the script runs)."""
+    default_service_name: str | None = None,
+) -> bool:
+    """Install the global provider with the requested exporters; False when nothing is asked.
+
+    Without a destination (options, or ``OTEL_EXPORTER_OTLP_*ENDPOINT``) no
+    provider is installed: a script that sets up its own OpenTelemetry keeps
+    its provider, and flow-xray joins it. OTLP details given without a
+    destination would silently do nothing, so a warning says so.
+    """
+    if json_path:
+        _writable(json_path, "--otlp-json")
+    env = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+    if not (endpoint or json_path or any(os.environ.get(name) for name in env)):
+        given = [
+            option
+            for option, value in (
+                ("--otlp-protocol", protocol),
+                ("--otlp-header", headers),
+                ("--service-name", service_name),
+            )
+            if value
+        ]
+        if given:
+            click.echo(
+                f"warning: {', '.join(given)} ignored: no --otlp-endpoint, --otlp-json "
+                "or OTEL_EXPORTER_OTLP_ENDPOINT",
+                err=True,
+            )
+        return False
     from flow_xray.provider import configure
 
     try:
@@ -434,11 +415,12 @@ def _configure(
             endpoint=endpoint,
             protocol=protocol,
             headers=headers,
-            service_name=service_name,
+            service_name=service_name or default_service_name,
             json_path=json_path,
         )
     except FlowXrayError as exc:
         raise CliError(str(exc)) from None
+    return True
 
 
 def _flush_exporters() -> None:

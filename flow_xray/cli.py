@@ -462,15 +462,12 @@ def _writable(path: str, option: str) -> str:
 
 
 def _write_atomic(path: str, text: str) -> None:
-    """Write via a temporary file and rename, so no reader ever sees half a file."""
-    tmp = f"{path}.tmp{os.getpid()}"
+    """Write atomically; a failure is one ``error:`` line."""
+    from flow_xray.files import write_text_atomic
+
     try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
+        write_text_atomic(path, text)
     except OSError as exc:
-        if os.path.exists(tmp):
-            os.remove(tmp)
         raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from flow_xray.errors import TraceFileError
+from flow_xray.files import write_text_atomic
 
 SCHEMA_VERSION = 1
 
@@ -269,7 +270,7 @@ class TraceResult:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the JSON envelope to ``path``."""
-        _write_text(path, self.to_json())
+        write_text_atomic(path, self.to_json())
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> TraceResult:
@@ -299,23 +300,9 @@ class TraceResult:
 
         html = trace_to_html(self.to_dict(), title=title)
         if path is not None:
-            _write_text(path, html)
+            write_text_atomic(path, html)
         return html
 
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write atomically: a reader never sees half a file, a failure leaves no file."""
-    target = os.fspath(path)
-    tmp = f"{target}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise

@@ -43,6 +43,8 @@ NO_OTEL = modules(
     "serialize.py",
     "pricing.py",
     "llm.py",
+    "limits.py",
+    "files.py",
     "render",
     "autodiff",
 )

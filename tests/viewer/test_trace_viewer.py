@@ -227,3 +227,13 @@ def test_screenshot_of_the_demo_trace(open_page: OpenPage, tmp_path: Path) -> No
     assert size == (1400, 900)
     assert len(data) > 40_000
     assert demo.console_errors == []
+
+
+def test_invisible_direction_marks_are_shown_not_obeyed(open_page: OpenPage) -> None:
+    """A name or input with U+202E (right-to-left override) shows the mark instead of
+    silently reversing the text, in the row and in the detail panel."""
+    trace = {"version": 1, "nodes": [node(0, "\u202eevil", "chain", 0.0, 5.0, None)]}
+    trace["nodes"][0]["inputs"] = {"path": "report\u202efdp.exe"}
+    loaded = open_page(trace_to_html(trace), "bidi")
+    assert loaded.page.locator(".fx-trace-row .fx-name").first.text_content() == "<U+202E>evil"
+    assert "report<U+202E>fdp.exe" in loaded.page.locator(".fx-detail").inner_text()

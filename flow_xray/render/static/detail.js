@@ -16,6 +16,7 @@ FX.valueView = function (value, depth) {
 };
 
 FX._stringView = function (text) {
+  text = FX.visible(text);
   if (text.length <= 120 && text.indexOf("\n") < 0) return FX.el("span", "fx-str", text);
   const pre = FX.el("pre", "fx-pre", text.length > LONG_STRING ? text.slice(0, LONG_STRING) + "\u2026" : text);
   if (text.length <= LONG_STRING) return pre;

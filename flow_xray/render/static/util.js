@@ -28,10 +28,20 @@ FX.isNum = function (v) {
   return typeof v === "number" && isFinite(v);
 };
 
+// Invisible characters that reorder or hide text (bidi controls, zero-width
+// marks) are shown as <U+XXXX>, so a debugging view never spoofs what a string is.
+const INVISIBLE = /[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g;
+
+FX.visible = function (text) {
+  return String(text).replace(INVISIBLE, function (ch) {
+    return "<U+" + ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0") + ">";
+  });
+};
+
 // A call's name as text everywhere (row, box, detail, search); "?" when it has none,
 // as in the DOT labels.
 FX.nameOf = function (node) {
-  return node.name === null || node.name === undefined ? "?" : String(node.name);
+  return node.name === null || node.name === undefined ? "?" : FX.visible(node.name);
 };
 
 FX.fmtMs = function (ms) {

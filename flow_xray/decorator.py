@@ -20,6 +20,7 @@ from opentelemetry import context as context_api, trace as trace_api
 from opentelemetry.trace import Span
 
 from flow_xray import attributes as attr
+from flow_xray.errors import Terminated
 from flow_xray.recording import (
     Binder,
     attribute_value,
@@ -34,6 +35,7 @@ from flow_xray.recording import (
 )
 from flow_xray.serialize import get_limits
 
+_INTERRUPTIONS: Final = (KeyboardInterrupt, asyncio.CancelledError, Terminated)
 _OPERATIONS: Final = {
     "llm": "chat",
     "embedding": "embeddings",
@@ -126,7 +128,7 @@ class _Call:
     def fail(self, exc: BaseException) -> None:
         if is_failure(exc):
             record_error(self.span, exc)
-        if isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError)):
+        if isinstance(exc, _INTERRUPTIONS):
             self._mark_incomplete()  # interrupted or cancelled: the call did not run to its end
         self._end()
 

@@ -32,3 +32,11 @@ class ScriptFailed(FlowXrayError):
     def __init__(self, exception: BaseException) -> None:
         super().__init__(f"{type(exception).__name__}: {exception}")
         self.exception = exception
+
+
+class Terminated(SystemExit):
+    """The process got SIGTERM while ``flow-xray run`` ran a script (exit status 143).
+
+    Raised in the script's main thread so the trace is still written; calls it
+    interrupts are marked incomplete, like calls interrupted by Ctrl-C.
+    """

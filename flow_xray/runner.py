@@ -23,6 +23,7 @@ import importlib.util
 import itertools
 import os
 import runpy
+import signal
 import sys
 import threading
 import tokenize
@@ -32,11 +33,13 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from flow_xray.errors import ScriptError, ScriptFailed
+from flow_xray.errors import ScriptError, ScriptFailed, Terminated
 from flow_xray.model import TraceResult
 
 # Python's own convention for a process stopped by Ctrl-C (128 + SIGINT).
 INTERRUPTED_EXIT_CODE = 130
+# The shell's convention for a process stopped by SIGTERM (128 + 15).
+TERMINATED_EXIT_CODE = 128 + signal.SIGTERM
 
 # Frames from flow-xray's own modules (the runner, the @trace wrappers) and from
 # runpy are dropped from tracebacks, so they read as Python's would for the script.
@@ -144,7 +147,11 @@ def run_target(target: Target, *, all_threads: bool = True) -> RunOutcome:
     exception: BaseException | None = None
     exit_message: str | None = None
     exit_code = 0
-    with trace.capture(all_threads=all_threads) as result, _working_dir_restored():
+    with (
+        trace.capture(all_threads=all_threads) as result,
+        _working_dir_restored(),
+        _sigterm_as_exit(),
+    ):
         try:
             try:
                 _execute(target)
@@ -156,6 +163,31 @@ def run_target(target: Target, *, all_threads: bool = True) -> RunOutcome:
             exception = _trim_chain(exc)
             exit_code = INTERRUPTED_EXIT_CODE if isinstance(exc, KeyboardInterrupt) else 1
     return RunOutcome(result, exit_code, exception, exit_message)
+
+
+@contextmanager
+def _sigterm_as_exit() -> Iterator[None]:
+    """Turn SIGTERM into `Terminated` while the target runs, so the trace is still written.
+
+    Only when SIGTERM has its default action (which would kill the process on
+    the spot) and only from the main thread, where signal handlers live; a
+    handler the script installs itself wins. The default is restored afterwards.
+    """
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    ):
+        yield
+        return
+
+    def terminate(signum: int, frame: object) -> None:
+        raise Terminated(TERMINATED_EXIT_CODE)
+
+    signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def run_for_namespace(target: Target, run_name: str = "__flow_xray_script__") -> dict[str, Any]:

@@ -205,6 +205,33 @@ def test_ctrl_c_exits_130_and_keeps_open_spans_as_incomplete(
     assert result.find("wait_forever") is not None
 
 
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+def test_sigterm_exits_143_and_still_writes_the_trace(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """SIGTERM (a CI timeout, `docker stop`) exits 143 with the trace written; the call it
+    interrupted is marked incomplete."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "flow_xray", "run", "--json", "t.json", str(SCRIPTS / "waits.py")],
+        cwd=tmp_path,
+        env=child_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "ready"
+        child.send_signal(signal.SIGTERM)
+        _, stderr = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 143, stderr
+    waiting = TraceResult.load(tmp_path / "t.json").find("wait_forever")
+    assert waiting is not None and waiting.incomplete
+
+
 def test_summary_line_names_file_nodes_and_errors(flow_xray: Cli) -> None:
     """The last stderr line summarises the trace: file, nodes, errors, tokens, cost."""
     proc = flow_xray("run", str(SCRIPTS / "crashes.py"))

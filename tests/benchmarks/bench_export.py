@@ -17,7 +17,6 @@ from __future__ import annotations
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from opentelemetry.context import Context
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
+from timing import per_call_us, print_table
 
 from flow_xray import trace
 from flow_xray.otlp import ExportPipeline, build_exporter, close_all, resolve_target
@@ -84,13 +84,6 @@ def business(query: str, limit: int = 5) -> dict[str, Any]:
     return {"query": query, "hits": limit}
 
 
-def per_call_us(fn: Callable[[], Any], calls: int) -> float:
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - start) / calls * 1e6
-
-
 def bench_call_cost(phoenix: Phoenix) -> list[tuple[str, str]]:
     """Median µs per @trace call with export off, on to gRPC, on to HTTP (interleaved rounds)."""
     provider = configure(service_name="bench", resource_attributes={"env": "bench"})
@@ -142,10 +135,7 @@ def main() -> None:
             rows.extend(bench_call_cost(phoenix))
     except PhoenixMissing as missing:
         raise SystemExit(f"skipped: {missing}") from None
-    width = max(len(name) for name, _ in rows)
-    print(f"{'measure'.ljust(width)}  value")
-    for name, value in rows:
-        print(f"{name.ljust(width)}  {value}")
+    print_table(rows)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from typing import Any
 
 from opentelemetry import context as context_api, trace as trace_api
 from opentelemetry.sdk.trace import TracerProvider
+from timing import per_call_us, print_table
 
 from flow_xray import trace
 from flow_xray.processor import attach
@@ -32,13 +33,6 @@ from flow_xray.tree import build_result
 
 def business(query: str, limit: int = 5) -> dict[str, Any]:
     return {"query": query, "hits": limit}
-
-
-def per_call_us(fn: Callable[[], Any], calls: int) -> float:
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - start) / calls * 1e6
 
 
 def side_by_side(
@@ -159,10 +153,7 @@ def bench_tree() -> list[tuple[str, str]]:
 
 def main() -> None:
     rows = bench_overhead() + bench_tree()
-    width = max(len(name) for name, _ in rows)
-    print(f"{'measure'.ljust(width)}  value")
-    for name, value in rows:
-        print(f"{name.ljust(width)}  {value}")
+    print_table(rows)
 
 
 if __name__ == "__main__":

@@ -177,15 +177,12 @@ def test_sys_exit_message_is_printed_and_exits_one(flow_xray: Cli) -> None:
     assert "giving up now" in proc.stderr.splitlines()
 
 
-@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
-def test_ctrl_c_exits_130_and_keeps_open_spans_as_incomplete(
-    tmp_path: Path, child_env: dict[str, str]
-) -> None:
-    """SIGINT exits 130; the trace is written and spans still open are incomplete."""
+def stop_waiting_script(sig: int, tmp_path: Path, env: dict[str, str]) -> tuple[int, str]:
+    """Run waits.py under `flow-xray run --json t.json`, send ``sig`` once it is ready."""
     child = subprocess.Popen(
         [sys.executable, "-m", "flow_xray", "run", "--json", "t.json", str(SCRIPTS / "waits.py")],
         cwd=tmp_path,
-        env=child_env,
+        env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -193,12 +190,21 @@ def test_ctrl_c_exits_130_and_keeps_open_spans_as_incomplete(
     try:
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "ready"
-        child.send_signal(signal.SIGINT)
+        child.send_signal(sig)
         _, stderr = child.communicate(timeout=60)
     finally:
         if child.poll() is None:
             child.kill()
-    assert child.returncode == 130, stderr
+    return child.returncode, stderr
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+def test_ctrl_c_exits_130_and_keeps_open_spans_as_incomplete(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """SIGINT exits 130; the trace is written and spans still open are incomplete."""
+    code, stderr = stop_waiting_script(signal.SIGINT, tmp_path, child_env)
+    assert code == 130, stderr
     result = TraceResult.load(tmp_path / "t.json")
     background = result.find("background_poll")
     assert background is not None and background.incomplete
@@ -211,23 +217,8 @@ def test_sigterm_exits_143_and_still_writes_the_trace(
 ) -> None:
     """SIGTERM (a CI timeout, `docker stop`) exits 143 with the trace written; the call it
     interrupted is marked incomplete."""
-    child = subprocess.Popen(
-        [sys.executable, "-m", "flow_xray", "run", "--json", "t.json", str(SCRIPTS / "waits.py")],
-        cwd=tmp_path,
-        env=child_env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert child.stdout is not None
-        assert child.stdout.readline().strip() == "ready"
-        child.send_signal(signal.SIGTERM)
-        _, stderr = child.communicate(timeout=60)
-    finally:
-        if child.poll() is None:
-            child.kill()
-    assert child.returncode == 143, stderr
+    code, stderr = stop_waiting_script(signal.SIGTERM, tmp_path, child_env)
+    assert code == 143, stderr
     waiting = TraceResult.load(tmp_path / "t.json").find("wait_forever")
     assert waiting is not None and waiting.incomplete
 

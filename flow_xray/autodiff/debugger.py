@@ -15,7 +15,13 @@ from typing import Any
 
 from flow_xray.autodiff.export import dot_from_order, value_graph_to_dot
 from flow_xray.autodiff.ir import graph_to_ir
-from flow_xray.autodiff.value import Value, backward_from, number_graph, topological_order
+from flow_xray.autodiff.value import (
+    Value,
+    as_float,
+    backward_from,
+    number_graph,
+    topological_order,
+)
 
 
 def iter_backward_steps(root: Value, seed: float = 1.0) -> Iterator[Value]:
@@ -30,7 +36,7 @@ def iter_backward_steps(root: Value, seed: float = 1.0) -> Iterator[Value]:
         >>> [v.display_name for v in iter_backward_steps((a * a).tanh())]
         ['n2', 'n1', 'a']
     """
-    yield from _steps(topological_order(root), float(seed))
+    yield from _steps(topological_order(root), as_float(seed))
 
 
 def _steps(order: list[Value], seed: float) -> Iterator[Value]:
@@ -106,7 +112,7 @@ class GraphDebugger:
         """
         order = number_graph(self.root)
         snapshots = {"forward": dot_from_order(order, show_grad=False)}
-        for k, _node in enumerate(_steps(order, float(seed))):
+        for k, _node in enumerate(_steps(order, as_float(seed))):
             if include_step_dots:
                 snapshots[f"backward_step_{k}"] = dot_from_order(order, show_grad=True)
         snapshots["after_backward"] = dot_from_order(order, show_grad=True)

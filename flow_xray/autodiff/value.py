@@ -56,7 +56,7 @@ class Value:
     _nid: str | None
 
     def __init__(self, data: float, label: str = "") -> None:
-        self.data = _as_float(data)
+        self.data = as_float(data)
         self.grad = 0.0
         self.label = label
         self._prev = ()
@@ -207,7 +207,7 @@ class Value:
         backward_from(self, 1.0, zero_first=False)
 
 
-def _as_float(data: object) -> float:
+def as_float(data: object) -> float:
     """Turn a real number into a float; anything else is a clear `TypeError`."""
     if isinstance(data, float):
         return data
@@ -315,7 +315,7 @@ def backward_from(root: Value, seed: float = 1.0, *, zero_first: bool = True) ->
         zero_first: zero every gradient first (default); False accumulates into
             the existing gradients, like micrograd's ``backward``.
     """
-    _backprop(topological_order(root), _as_float(seed), zero_first)
+    _backprop(topological_order(root), as_float(seed), zero_first)
 
 
 def _backprop(order: list[Value], seed: float, zero_first: bool) -> None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from flow_xray.autodiff.debugger import _steps
 from flow_xray.autodiff.export import format_number, node_lines, op_name
-from flow_xray.autodiff.value import Value, number_graph
+from flow_xray.autodiff.value import Value, as_float, number_graph
 
 if TYPE_CHECKING:
     from flow_xray.render import Graph, GraphNode, Step
@@ -100,7 +100,7 @@ def value_graph_frames(
         before = [_label(node, show_grad=True) for node in order]
     steps: list[Step] = []
     reached: dict[str, Value] = {}  # insertion-ordered: frames list nodes in a fixed order
-    for k, node in enumerate(_steps(order, float(seed))):
+    for k, node in enumerate(_steps(order, as_float(seed))):
         if not make_frames:
             continue
         reached.setdefault(node.node_id, node)

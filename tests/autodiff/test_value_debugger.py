@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from flow_xray.autodiff import (
     GraphDebugger,
     TwoStepDebugger,
@@ -107,3 +109,12 @@ def test_backward_snapshots_do_not_accumulate() -> None:
     """Asking for the backward DOT twice gives the same gradients, not doubled ones."""
     dbg = TwoStepDebugger(demo_graph())
     assert dbg.step_backward_dot() == dbg.step_backward_dot()
+
+
+def test_every_backward_entry_point_rejects_a_non_number_seed() -> None:
+    """A string seed is a clear TypeError everywhere, as in backward_from."""
+    root = Value(2.0) * Value(3.0)
+    with pytest.raises(TypeError, match="real number"):
+        list(iter_backward_steps(root, seed="1.5"))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="real number"):
+        GraphDebugger(root).named_snapshots(seed="1.5")  # type: ignore[arg-type]

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from viewer_page import Loaded
 
+from flow_xray.cli import cli
 from flow_xray.render import Graph, GraphEdge, GraphNode, Step, dot_viewer_html, graph_to_html
 
 pytestmark = pytest.mark.e2e
@@ -99,3 +103,28 @@ def test_long_label_lines_stay_inside_their_box(open_page: OpenPage) -> None:
     loaded.page.locator(".fx-node").first.click()
     assert max(overflow) < 0
     assert "y" * 3000 in loaded.page.locator(".fx-detail").inner_text()
+
+
+def test_cli_backward_viewer_steps_gradients_in(open_page: OpenPage, tmp_path: Path) -> None:
+    """`flow-xray dot demo backward --html` opens offline; stepping fills x1's gradient:
+    0 at the first step, -1.5 at the last (the demo neuron's known value)."""
+    out = tmp_path / "demo.html"
+    result = CliRunner().invoke(
+        cli, ["dot", "demo", "backward", "--output-dir", str(tmp_path), "--html", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    loaded = open_page(out.read_text(encoding="utf-8"), "cli-backward")
+    title = loaded.page.locator(".fx-l1", has_text=re.compile(r"^x1$"))
+    x1 = loaded.page.locator(".fx-node", has=title)
+    assert x1.count() == 1
+
+    def x1_grad() -> str:
+        text = str(x1.text_content())
+        return text[text.index("grad:") :].split()[1]
+
+    first = x1_grad()
+    loaded.page.keyboard.press("End")
+    last = x1_grad()
+    assert (float(first), float(last)) == (0.0, pytest.approx(-1.5))
+    assert loaded.console_errors == []
+    assert [u for u in loaded.requests if not u.startswith(("file://", "data:"))] == []

@@ -18,22 +18,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "viewer"))
 
 from playwright.sync_api import sync_playwright
+from viewer_page import CHROMIUM, CHROMIUM_ARGS
 from viewer_traces import wide_trace
 
 from flow_xray.render import trace_to_html
 
 SIZES = (1_000, 10_000, 100_000)
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 RUNS = 3
 
 
@@ -41,7 +31,7 @@ def main() -> None:
     """Measure every size and print one table."""
     rows = []
     with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for count in SIZES:
             data = wide_trace(count)
             started = time.perf_counter()

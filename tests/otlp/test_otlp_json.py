@@ -27,6 +27,17 @@ T0 = 1_700_000_000_000_000_000
 SECOND = 1_000_000_000
 
 
+# The root span's attributes, as the golden Collector line holds them.
+ROOT_ATTRIBUTES = {
+    "openinference.span.kind": "AGENT",
+    "llm.token_count.prompt": 120,
+    "llm.cost.total": 0.0015,
+    "flow_xray.meta.cached": False,
+    "tags": ("a", "b"),
+    "sizes": (1, 2),
+}
+
+
 def _context(span_id: int) -> SpanContext:
     return SpanContext(TRACE_ID, span_id, is_remote=False, trace_flags=TraceFlags(1))
 
@@ -40,14 +51,7 @@ def golden_spans() -> list[ReadableSpan]:
         context=_context(ROOT_ID),
         resource=resource,
         instrumentation_scope=scope,
-        attributes={
-            "openinference.span.kind": "AGENT",
-            "llm.token_count.prompt": 120,
-            "llm.cost.total": 0.0015,
-            "flow_xray.meta.cached": False,
-            "tags": ("a", "b"),
-            "sizes": (1, 2),
-        },
+        attributes=ROOT_ATTRIBUTES,
         events=[Event("checkpoint", {"step": 3}, timestamp=T0 + SECOND)],
         status=Status(StatusCode.OK),
         start_time=T0,
@@ -97,14 +101,7 @@ def test_reader_turns_a_collector_line_into_span_records() -> None:
             end_ns=T0 + 2 * SECOND,
             status="OK",
             status_message=None,
-            attributes={
-                "openinference.span.kind": "AGENT",
-                "llm.token_count.prompt": 120,
-                "llm.cost.total": 0.0015,
-                "flow_xray.meta.cached": False,
-                "tags": ("a", "b"),
-                "sizes": (1, 2),
-            },
+            attributes=ROOT_ATTRIBUTES,
             events=(EventRecord("checkpoint", T0 + SECOND, {"step": 3}),),
         ),
         SpanRecord(

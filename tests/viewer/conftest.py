@@ -13,19 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from viewer_page import Loaded
+from viewer_page import CHROMIUM, CHROMIUM_ARGS, Loaded
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 VIEWPORT = {"width": 1400, "height": 900}
 
 

@@ -4,8 +4,12 @@
 them into a `TraceResult` that renders as an offline HTML viewer or DOT. The
 autodiff names (`Value` and friends) live in an OpenTelemetry-free module.
 
-Exports are lazy so that ``from flow_xray import Value`` never loads
-OpenTelemetry: each name is imported from its module on first access.
+The package is a folder per layer, each with an import rule (see the README's
+"Architecture"): ``tracing`` (the decorator, OpenTelemetry API only), ``sdk``
+(collecting and exporting), ``tree`` (plain data), ``serialize``, ``llm``,
+``render``, ``autodiff`` and ``cli``. Exports are lazy so that
+``from flow_xray import Value`` never loads OpenTelemetry: each name is
+imported from its module on first access.
 """
 
 from __future__ import annotations
@@ -16,17 +20,31 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.3.0"
 
 _EXPORTS: dict[str, str] = {
-    # tracing
-    "trace": "flow_xray.api",
-    "propagate": "flow_xray.api",
-    "configure": "flow_xray.provider",
-    "FlowXrayProcessor": "flow_xray.processor",
-    "TraceNode": "flow_xray.model",
-    "TraceResult": "flow_xray.model",
-    "Totals": "flow_xray.model",
+    # tracing (tracing/: OpenTelemetry API only)
+    "trace": "flow_xray.tracing.api",
+    "propagate": "flow_xray.tracing.api",
+    # collecting and exporting (sdk/)
+    "configure": "flow_xray.sdk.provider",
+    "flush": "flow_xray.sdk.provider",
+    "shutdown": "flow_xray.sdk.provider",
+    "FlowXrayProcessor": "flow_xray.sdk.processor",
+    "OtlpJsonFileExporter": "flow_xray.sdk.otlp_json_export",
+    # the trace as plain data (tree/)
+    "TraceNode": "flow_xray.tree.model",
+    "TraceResult": "flow_xray.tree.model",
+    "Totals": "flow_xray.tree.model",
+    "load_trace": "flow_xray.tree.load",
+    # values, limits and secrets (serialize/)
+    "Limits": "flow_xray.serialize.limits",
+    "get_limits": "flow_xray.serialize.limits",
+    "set_limits": "flow_xray.serialize.limits",
+    # prices (llm/)
+    "register_prices": "flow_xray.llm.pricing",
+    # errors
     "FlowXrayError": "flow_xray.errors",
     "TraceFileError": "flow_xray.errors",
-    # autodiff
+    "ConfigurationError": "flow_xray.errors",
+    # autodiff (autodiff/: never loads OpenTelemetry)
     "Value": "flow_xray.autodiff",
     "backward_from": "flow_xray.autodiff",
     "topological_order": "flow_xray.autodiff",
@@ -49,10 +67,6 @@ __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
     # ``import x as x`` marks explicit re-exports for type checkers.
-    from flow_xray.api import (
-        propagate as propagate,
-        trace as trace,
-    )
     from flow_xray.autodiff import (
         GraphDebugger as GraphDebugger,
         TwoStepDebugger as TwoStepDebugger,
@@ -72,16 +86,33 @@ if TYPE_CHECKING:
         zero_grad as zero_grad,
     )
     from flow_xray.errors import (
+        ConfigurationError as ConfigurationError,
         FlowXrayError as FlowXrayError,
         TraceFileError as TraceFileError,
     )
-    from flow_xray.model import (
+    from flow_xray.llm.pricing import register_prices as register_prices
+    from flow_xray.sdk.otlp_json_export import OtlpJsonFileExporter as OtlpJsonFileExporter
+    from flow_xray.sdk.processor import FlowXrayProcessor as FlowXrayProcessor
+    from flow_xray.sdk.provider import (
+        configure as configure,
+        flush as flush,
+        shutdown as shutdown,
+    )
+    from flow_xray.serialize.limits import (
+        Limits as Limits,
+        get_limits as get_limits,
+        set_limits as set_limits,
+    )
+    from flow_xray.tracing.api import (
+        propagate as propagate,
+        trace as trace,
+    )
+    from flow_xray.tree.load import load_trace as load_trace
+    from flow_xray.tree.model import (
         Totals as Totals,
         TraceNode as TraceNode,
         TraceResult as TraceResult,
     )
-    from flow_xray.processor import FlowXrayProcessor as FlowXrayProcessor
-    from flow_xray.provider import configure as configure
 
 
 def __getattr__(name: str) -> Any:

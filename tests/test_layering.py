@@ -1,13 +1,84 @@
-"""Dependencies point one way: checked by walking every module's imports."""
+"""Dependencies point one way: a rule per folder, checked on every module's imports.
+
+Each file of the package belongs to a layer by where it lives; a file in a
+place no rule covers fails, so a new module is checked by default. The rules
+are checked twice: statically (an AST walk over every import, lazy and
+``TYPE_CHECKING`` ones included) and at run time (importing the
+OpenTelemetry-free layers in a fresh interpreter loads no OpenTelemetry).
+"""
 
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "flow_xray"
+
+# Top-level modules every layer may use: plain vocabulary, stdlib only.
+SHARED = frozenset({"errors", "attributes", "files", "__version__"})
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What a layer may import: flow_xray layers, and how much of OpenTelemetry."""
+
+    layers: frozenset[str]
+    otel: str  # "none", "api" (never opentelemetry.sdk or exporters) or "any"
+    why: str
+
+
+RULES: dict[str, Rule] = {
+    "shared": Rule(SHARED, "none", "vocabulary every layer uses"),
+    "serialize": Rule(SHARED | {"serialize"}, "none", "values to text, no tracing"),
+    "llm": Rule(SHARED | {"llm", "serialize"}, "none", "usage and prices are plain data"),
+    "tree": Rule(
+        SHARED | {"tree", "llm", "serialize", "render"},
+        "none",
+        "the trace as plain data (rendered through render/)",
+    ),
+    "render": Rule(SHARED | {"render"}, "none", "renderers see plain data only"),
+    "autodiff": Rule(SHARED | {"autodiff", "render"}, "none", "autodiff never loads tracing"),
+    "analysis": Rule(
+        SHARED | {"analysis", "tree", "render", "llm", "serialize"}, "none", "pure functions"
+    ),
+    "tracing": Rule(
+        SHARED | {"tracing", "serialize", "llm", "tree"},
+        "api",
+        "the decorator works under any provider",
+    ),
+    "sdk": Rule(SHARED | {"sdk", "tracing", "tree", "serialize", "llm"}, "any", "SDK side"),
+    "examples": Rule(
+        SHARED | {"examples", "public", "tracing", "tree", "sdk"}, "api", "user-level code"
+    ),
+    "cli": Rule(
+        SHARED
+        | {"cli", "public", "tracing", "sdk", "tree", "serialize", "llm", "render", "autodiff"}
+        | {"examples", "analysis"},
+        "api",
+        "the top of the stack: it only drives the library",
+    ),
+}
+# The one place the API side reaches the SDK side (documented in tracing/state.py):
+# ``trace.capture()`` / ``trace.run()`` need the SDK's collecting processor.
+BRIDGES = {("tracing/api.py", "flow_xray.sdk.capture")}
+ROOT_FILES = {"__init__.py", "__main__.py"}
+
+
+def layer_of(path: Path) -> str | None:
+    """The layer a package file belongs to, by its place in the tree; None if no rule covers it."""
+    parts = path.relative_to(PACKAGE).parts
+    if len(parts) > 1:
+        return parts[0] if parts[0] in RULES else None
+    stem = path.stem
+    if stem in SHARED:
+        return "shared"
+    return None
 
 
 def imports_of(path: Path) -> set[str]:
@@ -18,74 +89,124 @@ def imports_of(path: Path) -> set[str]:
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level > 0:
+            names.add("<relative import>")
     return names
 
 
-def modules(*relative: str) -> list[Path]:
-    out: list[Path] = []
-    for rel in relative:
-        target = PACKAGE / rel
-        out.extend(sorted(target.rglob("*.py")) if target.is_dir() else [target])
-    return out
+def target_layer(name: str) -> str:
+    """The layer an imported flow_xray name lives in (``public`` for names from the root)."""
+    parts = name.split(".")
+    if len(parts) == 1:
+        return "public"
+    head = parts[1]
+    if head in SHARED:
+        return "shared"
+    if (PACKAGE / head).is_dir():
+        return head
+    if (PACKAGE / f"{head}.py").exists():
+        return head
+    return "public"  # a name re-exported by flow_xray/__init__.py
 
 
-def _ids(paths: list[Path]) -> list[str]:
-    return [str(p.relative_to(PACKAGE)) for p in paths]
-
-
-API_ONLY = modules("decorator.py", "recording.py", "api.py")
-NO_OTEL = modules(
-    "attributes.py",
-    "errors.py",
-    "spans.py",
-    "model.py",
-    "tree.py",
-    "serialize.py",
-    "pricing.py",
-    "llm.py",
-    "limits.py",
-    "files.py",
-    "render",
-    "autodiff",
+PACKAGE_FILES = sorted(
+    p for p in PACKAGE.rglob("*.py") if not (p.parent == PACKAGE and p.name in ROOT_FILES)
 )
+IDS = [str(p.relative_to(PACKAGE)) for p in PACKAGE_FILES]
 
 
-@pytest.mark.parametrize("path", API_ONLY, ids=_ids(API_ONLY))
-def test_decorator_uses_only_the_opentelemetry_api(path: Path) -> None:
-    """The decorator side never imports the OpenTelemetry SDK, so it works under any provider."""
-    sdk = {name for name in imports_of(path) if name.startswith("opentelemetry.sdk")}
-    assert not sdk, f"{path.name} imports the SDK: {sorted(sdk)}"
+@pytest.mark.parametrize("path", PACKAGE_FILES, ids=IDS)
+def test_every_module_belongs_to_a_layer(path: Path) -> None:
+    """A file no rule covers fails: new modules are checked by default."""
+    assert layer_of(path) is not None, f"{path.relative_to(PACKAGE)}: put it in a layer folder"
 
 
-@pytest.mark.parametrize("path", NO_OTEL, ids=_ids(NO_OTEL))
-def test_pure_modules_never_import_opentelemetry(path: Path) -> None:
-    """Model, tree, values, pricing, rendering and autodiff are free of OpenTelemetry."""
-    otel = {name for name in imports_of(path) if name.startswith("opentelemetry")}
-    assert not otel, f"{path.name} imports {sorted(otel)}"
+def problems_in(source: Path, layer: str, where: str) -> list[str]:
+    """The imports in ``source`` that ``layer``'s rule forbids (``where``: path in the package)."""
+    rule = RULES[layer]
+    problems = []
+    for name in sorted(imports_of(source)):
+        if name == "<relative import>":
+            problems.append("relative import (write the full flow_xray path)")
+        elif name.startswith("flow_xray") and not any(
+            where == bridge and name.startswith(module) for bridge, module in BRIDGES
+        ):
+            target = target_layer(name)
+            if target not in rule.layers | {layer, "shared"}:
+                problems.append(f"{name} (layer {target!r})")
+        elif name.startswith("opentelemetry"):
+            sdk = name.startswith(("opentelemetry.sdk", "opentelemetry.exporter"))
+            if rule.otel == "none" or (rule.otel == "api" and sdk):
+                problems.append(name)
+        elif name.startswith("google.protobuf") and rule.otel != "any":
+            problems.append(name)
+    return problems
 
 
-@pytest.mark.parametrize("path", modules("autodiff"), ids=_ids(modules("autodiff")))
-def test_autodiff_imports_nothing_from_the_tracing_side(path: Path) -> None:
-    """autodiff may use only errors and the render layer from flow_xray."""
-    ours = {n for n in imports_of(path) if n.startswith("flow_xray")}
-    allowed = ("flow_xray.autodiff", "flow_xray.errors", "flow_xray.render")
-    assert all(n.startswith(allowed) for n in ours), sorted(ours)
+@pytest.mark.parametrize("path", PACKAGE_FILES, ids=IDS)
+def test_imports_follow_the_layer_rules(path: Path) -> None:
+    """Each module imports only the flow_xray layers and the OpenTelemetry its layer allows."""
+    layer = layer_of(path)
+    if layer is None:
+        pytest.skip("not in a layer (reported by test_every_module_belongs_to_a_layer)")
+    where = path.relative_to(PACKAGE).as_posix()
+    problems = problems_in(path, layer, where)
+    assert not problems, f"{where} ({layer}: {RULES[layer].why}) imports {problems}"
 
 
-@pytest.mark.parametrize("path", modules("render"), ids=_ids(modules("render")))
-def test_render_layer_sees_only_plain_data(path: Path) -> None:
-    """Renderers import neither the tracing side nor autodiff."""
-    ours = {n for n in imports_of(path) if n.startswith("flow_xray")}
-    allowed = ("flow_xray.render", "flow_xray.errors", "flow_xray.model")
-    assert all(n.startswith(allowed) for n in ours), sorted(ours)
+@pytest.mark.parametrize(
+    ("layer", "line"),
+    [
+        ("tracing", "from opentelemetry.sdk.trace import TracerProvider"),
+        ("tracing", "from flow_xray.sdk.processor import attach"),
+        ("tree", "from opentelemetry import trace"),
+        ("serialize", "import opentelemetry.trace"),
+        ("autodiff", "from flow_xray.tracing import trace"),
+        ("render", "from flow_xray.tree.model import TraceResult"),
+        ("tree", "def lazy():\n    from flow_xray.sdk.capture import capture"),
+    ],
+)
+def test_the_rules_catch_a_wrong_import(tmp_path: Path, layer: str, line: str) -> None:
+    """The check itself fails on the imports the layers forbid, lazy ones included."""
+    source = tmp_path / "module.py"
+    source.write_text(line + "\n", encoding="utf-8")
+    assert problems_in(source, layer, f"{layer}/module.py")
 
 
 def test_nothing_imports_the_cli() -> None:
-    """cli.py is the top of the stack: only __main__ imports it."""
+    """cli/ is the top of the stack: no module outside it imports it."""
     importers = [
-        p.name
+        str(p.relative_to(PACKAGE))
         for p in PACKAGE.rglob("*.py")
-        if p.name not in ("cli.py", "__main__.py")
+        if layer_of(p) != "cli"
+        and p != PACKAGE / "__main__.py"
         and any(n == "flow_xray.cli" or n.startswith("flow_xray.cli.") for n in imports_of(p))
     ]
     assert importers == []
+
+
+OTEL_FREE = ("serialize", "llm", "tree", "render", "autodiff", "analysis")
+
+
+def test_opentelemetry_free_layers_load_no_opentelemetry() -> None:
+    """Importing every module of the OpenTelemetry-free layers (and the package) loads none of it.
+
+    Run in a fresh interpreter, so nothing imported by other tests can hide a
+    transitive import.
+    """
+    modules = ["flow_xray"] + [
+        ".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+        for p in PACKAGE_FILES
+        if layer_of(p) in (*OTEL_FREE, "shared")
+    ]
+    code = (
+        "import importlib, json, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(sorted(m for m in sys.modules"
+        " if m.split('.')[0] in ('opentelemetry', 'google', 'grpc'))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert json.loads(out.stdout) == []

@@ -26,9 +26,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from timing import per_call_us, print_table
 
 from flow_xray import trace
-from flow_xray.processor import attach
-from flow_xray.spans import SpanRecord
-from flow_xray.tree import build_result
+from flow_xray.sdk.processor import attach
+from flow_xray.tree.build import build_result
+from flow_xray.tree.spans import SpanRecord
 
 
 def business(query: str, limit: int = 5) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from flow_xray.cli import cli
 from flow_xray.examples import demo_agent
-from flow_xray.model import TraceResult
+from flow_xray.tree.model import TraceResult
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from cli_support import SCRIPTS
 
-from flow_xray.model import TraceResult
+from flow_xray.tree.model import TraceResult
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -250,7 +250,7 @@ def test_html_and_title_options_are_used(flow_xray: Cli, tmp_path: Path) -> None
 
 def test_otlp_json_lines_hold_the_same_spans(flow_xray: Cli, tmp_path: Path) -> None:
     """--otlp-json writes OTLP JSON lines with every span of the run, flushed before exit."""
-    from flow_xray.otlp_json import read_otlp_json
+    from flow_xray.tree.otlp_json import read_otlp_json
 
     proc = flow_xray("run", "--otlp-json", "spans.jsonl", str(SCRIPTS / "traced_ok.py"))
     assert proc.returncode == 0, proc.stderr

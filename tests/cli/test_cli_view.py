@@ -8,7 +8,7 @@ from typing import Any
 
 from cli_support import invoke
 
-from flow_xray.model import TraceNode, TraceResult
+from flow_xray.tree.model import TraceNode, TraceResult
 
 
 def otlp_span(

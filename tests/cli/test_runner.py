@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from flow_xray import runner
+from flow_xray.cli import runner
 from flow_xray.errors import ScriptError
 
 

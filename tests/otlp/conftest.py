@@ -18,7 +18,7 @@ from opentelemetry import trace as trace_api
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.util._once import Once
 
-from flow_xray import provider as flow_provider
+from flow_xray.sdk import provider as flow_provider
 from tests.otlp.phoenix_server import (
     Phoenix,
     PhoenixFailed,

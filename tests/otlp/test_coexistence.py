@@ -11,7 +11,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from flow_xray import trace
-from flow_xray.provider import configure
+from flow_xray.sdk.provider import configure
 
 pytestmark = pytest.mark.usefixtures("clean_otel")
 

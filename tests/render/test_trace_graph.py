@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from test_graph import check_golden
 
-from flow_xray.model import TraceNode, TraceResult
 from flow_xray.render import trace_to_dot
 from flow_xray.render.trace_graph import flatten_trace, format_ms, node_label
+from flow_xray.tree.model import TraceNode, TraceResult
 
 
 def fixed_trace() -> dict[str, Any]:

@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from flow_xray import trace
-from flow_xray.pricing import cost_usd
+from flow_xray.llm.pricing import cost_usd
 
 
 @dataclass

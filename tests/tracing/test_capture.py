@@ -187,7 +187,8 @@ def test_a_context_that_outlives_its_capture_does_not_keep_collecting() -> None:
     """
     import contextvars
 
-    from flow_xray.processor import _ACTIVE, get_processor
+    from flow_xray.sdk.processor import get_processor
+    from flow_xray.tracing.state import _ACTIVE
 
     with trace.capture():
         leftover = contextvars.copy_context()
@@ -200,7 +201,7 @@ def test_a_context_that_outlives_its_capture_does_not_keep_collecting() -> None:
 
 def test_captures_closed_out_of_order_stay_independent() -> None:
     """Closing an outer capture first leaves the inner one collecting, and re-opens nothing."""
-    from flow_xray.processor import _ACTIVE
+    from flow_xray.tracing.state import _ACTIVE
 
     outer, inner = trace.capture(), trace.capture()
     outer.__enter__()
@@ -216,12 +217,12 @@ def test_a_failure_building_the_result_does_not_raise_from_the_block(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """If turning spans into a tree fails, the with-block still completes normally."""
-    import flow_xray.capture
+    import flow_xray.sdk.capture
 
     def broken(records: Any) -> Any:
         raise RuntimeError("tree broke")
 
-    monkeypatch.setattr(flow_xray.capture, "build_result", broken)
+    monkeypatch.setattr(flow_xray.sdk.capture, "build_result", broken)
     with trace.capture() as result:
         assert work(2) == 4
     assert result.roots == [] and result.ok

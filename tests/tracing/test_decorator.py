@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from flow_xray import trace
-from flow_xray.model import TraceNode
+from flow_xray.tree.model import TraceNode
 
 
 def only(result: Any, name: str) -> TraceNode:

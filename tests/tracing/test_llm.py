@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from flow_xray import attributes as A
-from flow_xray.llm import Usage, make_usage, usage_attributes, usage_from_response
-from flow_xray.pricing import cost_usd
+from flow_xray.llm.pricing import cost_usd
+from flow_xray.llm.usage import Usage, make_usage, usage_attributes, usage_from_response
 
 
 # --- response look-alikes ----------------------------------------------------

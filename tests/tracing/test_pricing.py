@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from flow_xray import pricing
 from flow_xray.errors import ConfigurationError
-from flow_xray.pricing import Price, cost_usd, price_for, register_prices
+from flow_xray.llm import pricing
+from flow_xray.llm.pricing import Price, cost_usd, price_for, register_prices
 
 
 def shipped_table() -> dict[str, Any]:
-    text = (resources.files("flow_xray") / "data" / "prices.json").read_text("utf-8")
+    text = (resources.files("flow_xray.llm") / "data" / "prices.json").read_text("utf-8")
     return dict(json.loads(text))
 
 

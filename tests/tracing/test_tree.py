@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from flow_xray.errors import TraceFileError
-from flow_xray.model import TraceNode, TraceResult
-from flow_xray.spans import EventRecord, SpanRecord
-from flow_xray.tree import build_result
+from flow_xray.tree.build import build_result
+from flow_xray.tree.model import TraceNode, TraceResult
+from flow_xray.tree.spans import EventRecord, SpanRecord
 
 T0 = 1_700_000_000_000_000_000
 TRACE = "0af7651916cd43dd8448eb211c80319c"

@@ -2,32 +2,31 @@
 
 Provider rules: a global SDK provider the user set is never replaced — the
 collecting processor is added to it. With no SDK provider global, flow-xray
-uses a private provider (never made global) as the ``@trace`` fallback.
+registers a private provider (never made global) with
+`flow_xray.tracing.state`, which gives its tracer to ``@trace`` inside captures
+only; and it asks to be told about a provider set globally while a capture is
+open, so that one is joined too.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import functools
 import inspect
 import logging
 import threading
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
 from opentelemetry import trace as trace_api
 from opentelemetry.sdk.trace import TracerProvider
 
-from flow_xray import recording
-from flow_xray.model import TraceResult
-from flow_xray.processor import Collector, attach, get_processor
-from flow_xray.tree import build_result
+from flow_xray.sdk.processor import Collector, attach, get_processor
+from flow_xray.tracing import state
+from flow_xray.tree.build import build_result
+from flow_xray.tree.model import TraceResult
 
 logger = logging.getLogger("flow_xray")
-P = ParamSpec("P")
-R = TypeVar("R")
 
 _private: TracerProvider | None = None
 _private_lock = threading.Lock()
@@ -42,17 +41,12 @@ def ensure_collecting() -> None:
         if _private is None:
             _private = TracerProvider()
             attach(_private)
-            recording.set_fallback_provider(_private)
+            state.set_fallback_provider(_private)
 
 
-def _join_new_provider(provider: object) -> None:
-    # A provider set globally while a capture is open (say, by a script under
-    # `flow-xray run`) gets the processor too, so its spans keep being collected.
-    if get_processor().capturing:
-        attach(provider)
-
-
-recording.set_new_provider_hook(_join_new_provider)
+# A provider set globally while a capture is open (say, by a script under
+# `flow-xray run`) gets the processor too, so its spans keep being collected.
+state.set_join_hook(attach)
 
 
 class Capture:
@@ -131,22 +125,3 @@ def run(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> TraceResult:
         except Exception as exc:
             result.exception = exc
     return result
-
-
-def propagate(fn: Callable[P, R]) -> Callable[P, R]:
-    """Wrap ``fn`` to run in the caller's context, wherever it is called.
-
-    Use it when handing work to a thread pool, so spans started there get the
-    right parent and land in the right capture::
-
-        with ThreadPoolExecutor() as pool:
-            pool.map(propagate(fetch), urls)
-    """
-    context = contextvars.copy_context()
-
-    @functools.wraps(fn)
-    def in_context(*args: P.args, **kwargs: P.kwargs) -> R:
-        # One Context cannot be entered by two threads at once: run in a copy.
-        return context.copy().run(fn, *args, **kwargs)
-
-    return in_context

@@ -22,7 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from flow_xray import attributes as A, pricing
+from flow_xray import attributes as A
+from flow_xray.llm import pricing
 
 _log = logging.getLogger("flow_xray")
 

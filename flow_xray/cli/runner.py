@@ -34,7 +34,7 @@ from types import TracebackType
 from typing import Any
 
 from flow_xray.errors import ScriptError, ScriptFailed, Terminated
-from flow_xray.model import TraceResult
+from flow_xray.tree.model import TraceResult
 
 # Python's own convention for a process stopped by Ctrl-C (128 + SIGINT).
 INTERRUPTED_EXIT_CODE = 130
@@ -43,7 +43,7 @@ TERMINATED_EXIT_CODE = 128 + signal.SIGTERM
 
 # Frames from flow-xray's own modules (the runner, the @trace wrappers) and from
 # runpy are dropped from tracebacks, so they read as Python's would for the script.
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _EXAMPLES_DIR = os.path.join(_PACKAGE_DIR, "examples")
 _RUNPY_FILE = runpy.run_path.__code__.co_filename
 
@@ -141,7 +141,7 @@ def run_target(target: Target, *, all_threads: bool = True) -> RunOutcome:
     afterwards this process's executors accept no new work), then the threads
     are joined.
     """
-    from flow_xray.api import trace  # the tracing core loads only when something runs
+    from flow_xray.tracing.api import trace  # the tracing core loads only when something runs
 
     before = set(threading.enumerate())
     exception: BaseException | None = None

@@ -4,12 +4,18 @@ Everything here runs on every traced call, so nothing may raise into user code
 and the common case (a few primitive arguments) takes a fast path straight to
 the C JSON encoder. Anything else goes through a bounded walk that converts
 values to JSON-compatible data, applies the caps of `Limits` and leaves a
-visible `TRUNCATION_MARKER` wherever it cut something. The caps and the
-secret-name rule live in `flow_xray.limits`. At about 540 lines this module is
-past the usual size on purpose: the fast paths and the bounded walk share one
-budget model and are easier to check side by side.
+visible `TRUNCATION_MARKER` wherever it cut something. The caps live in
+`flow_xray.serialize.limits`, the secret-name rule in `flow_xray.serialize.secrets`.
+
+This is the one path from a value to a span attribute: `encode_inputs` (a
+call's arguments), `encode_output` (a return value), `encode_attribute`
+(``attributes=``, ``trace.annotate``, usage fields) and `encode_text`
+(exception messages and tracebacks) share the same caps and redaction. At
+about 600 lines this module is past the usual size on purpose: the fast paths
+and the bounded walk share one budget model and are easier to check side by side.
 
 Example:
+    >>> from flow_xray.serialize.limits import get_limits
     >>> encode_inputs({"q": "hi", "api_key": "sk-1"}, get_limits(), 8192)
     '{"q":"hi","api_key":"[REDACTED]"}'
 """
@@ -32,16 +38,10 @@ from pathlib import PurePath
 from typing import Any, Final
 
 from flow_xray.attributes import MIME_JSON, MIME_TEXT
-from flow_xray.limits import (
-    Limits as Limits,
-    get_limits as get_limits,
-    is_secret_name as is_secret_name,
-    secret_name_cache,
-    set_limits as set_limits,
-)
+from flow_xray.serialize.limits import Limits
+from flow_xray.serialize.secrets import REDACTED, is_secret_name, secret_name_cache
 
 TRUNCATION_MARKER: Final = "…[truncated]"
-REDACTED: Final = "[REDACTED]"
 CYCLE: Final = "<cycle>"
 
 _MARKER_BYTES: Final = len(TRUNCATION_MARKER.encode())
@@ -544,3 +544,57 @@ def encode_output(value: Any, limits: Limits, max_bytes: int) -> tuple[str, str]
         return _encode(value, limits, max_bytes), MIME_JSON
     except Exception as exc:
         return _json_string(f"<output not serializable: {_type_name(exc)}>", max_bytes), MIME_JSON
+
+
+# OpenTelemetry attribute ints are 64-bit; bigger ones are stored as text.
+_INT64: Final = 1 << 63
+_PRIMITIVES: Final = (str, bool, int, float)
+
+
+def encode_text(text: str, max_bytes: int) -> str:
+    """Plain text as stored on a span: at most `max_bytes` UTF-8 bytes, marker included.
+
+    Lone surrogates (not valid UTF-8) come out escaped. Never raises.
+    """
+    try:
+        return _cap_text(str.__str__(text), max_bytes)
+    except Exception as exc:
+        return f"<text not serializable: {_type_name(exc)}>"
+
+
+def encode_attribute(
+    value: Any, limits: Limits, *, key: str | None = None, arrays: bool = True
+) -> Any:
+    """Return a user-supplied value as a valid OpenTelemetry attribute value; never raises.
+
+    ``key`` is the user's name for it (``attributes=``, ``trace.annotate``): a
+    secret name gives `REDACTED`. Booleans, floats and 64-bit ints stay as they
+    are; text is capped at ``limits.max_value_bytes``; with ``arrays`` a list or
+    tuple of str/bool/int/float of one type stays a list (up to
+    ``limits.max_items`` items, each capped); anything else becomes JSON text,
+    as return values do.
+    """
+    try:
+        if key is not None and limits.redact and is_secret_name(key, limits):
+            return REDACTED
+        kind = type(value)
+        if kind is bool or kind is float:
+            return value
+        if kind is int:
+            if -_INT64 <= value < _INT64:
+                return value
+            bits = int.bit_length(value)
+            return int.__repr__(value) if bits <= _MAX_INT_BITS else f"<int bits={bits}>"
+        if kind is str:
+            return encode_text(value, limits.max_value_bytes)
+        if arrays and (kind is list or kind is tuple) and value and len(value) <= limits.max_items:
+            first = type(value[0])
+            if first in _PRIMITIVES and all(type(v) is first for v in value):
+                if first is str:
+                    cap = max(limits.max_value_bytes // len(value), 64)
+                    return [encode_text(v, cap) for v in value]
+                if first is not int or all(-_INT64 <= v < _INT64 for v in value):
+                    return list(value)
+        return encode_output(value, limits, limits.max_value_bytes)[0]
+    except Exception as exc:
+        return f"<{_type_name(value)} not serializable: {_type_name(exc)}>"

@@ -1,6 +1,6 @@
 """LLM prices: a dated table shipped as package data, extendable by the user.
 
-The table (``flow_xray/data/prices.json``) is read on first use. Names are
+The table (``flow_xray/llm/data/prices.json``) is read on first use. Names are
 matched exactly, then without a provider prefix (``openai/gpt-4o``,
 ``models/gemini-2.5-pro``, ``us.anthropic.claude-…``), then by the longest known
 prefix followed by a date or version suffix (``gpt-4o-2024-08-06``,
@@ -65,9 +65,8 @@ class _Table:
         if prices is None:
             with self.lock:
                 if self.prices is None:
-                    raw = json.loads(
-                        (resources.files("flow_xray") / "data" / "prices.json").read_text("utf-8")
-                    )
+                    table = resources.files("flow_xray.llm") / "data" / "prices.json"
+                    raw = json.loads(table.read_text("utf-8"))
                     self.as_of = str(raw["as_of"])
                     self.prices = {
                         name.lower(): Price(float(p["input"]), float(p["output"]))

@@ -13,7 +13,7 @@ import asyncio
 import functools
 import inspect
 import os
-from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Generator
 from typing import Any, Final
 
 from opentelemetry import context as context_api, trace as trace_api
@@ -21,19 +21,19 @@ from opentelemetry.trace import Span
 
 from flow_xray import attributes as attr
 from flow_xray.errors import Terminated
-from flow_xray.recording import (
-    Binder,
-    attribute_value,
+from flow_xray.serialize.limits import get_limits
+from flow_xray.tracing.binding import Binder, make_binder
+from flow_xray.tracing.options import TraceOptions
+from flow_xray.tracing.recording import (
     contained,
-    current_tracer,
     is_failure,
-    make_binder,
     record_error,
     record_inputs,
     record_output,
     record_usage_from,
+    user_attributes,
 )
-from flow_xray.serialize import get_limits
+from flow_xray.tracing.state import current_tracer
 
 _INTERRUPTIONS: Final = (KeyboardInterrupt, asyncio.CancelledError, Terminated)
 _OPERATIONS: Final = {
@@ -49,32 +49,24 @@ class _Spec:
 
     __slots__ = ("binder", "capture_output", "is_llm", "name", "static_attributes")
 
-    def __init__(
-        self,
-        func: Callable[..., Any],
-        name: str | None,
-        kind: str,
-        capture_input: bool,
-        capture_output: bool,
-        exclude: Sequence[str],
-        attributes: Mapping[str, Any] | None,
-    ) -> None:
-        self.name = name or _default_name(func)
-        self.capture_output = capture_output
-        self.is_llm = kind == "llm"
-        self.binder: Binder | None = make_binder(func, exclude) if capture_input else None
+    def __init__(self, func: Callable[..., Any], options: TraceOptions) -> None:
+        self.name = options.name or _default_name(func)
+        self.capture_output = options.capture_output
+        self.is_llm = options.kind == "llm"
+        self.binder: Binder | None = (
+            make_binder(func, options.exclude) if options.capture_input else None
+        )
         static: dict[str, Any] = {
-            attr.SPAN_KIND: kind.upper(),
+            attr.SPAN_KIND: options.kind.upper(),
             attr.CODE_FUNCTION: getattr(func, "__qualname__", self.name),
         }
         code = getattr(inspect.unwrap(func), "__code__", None)
         if code is not None:
             static[attr.CODE_FILE] = _source_path(code.co_filename)
             static[attr.CODE_LINE] = code.co_firstlineno
-        if kind in _OPERATIONS:
-            static[attr.GEN_AI_OPERATION_NAME] = _OPERATIONS[kind]
-        for key, value in (attributes or {}).items():
-            static[str(key)] = attribute_value(value)
+        if options.kind in _OPERATIONS:
+            static[attr.GEN_AI_OPERATION_NAME] = _OPERATIONS[options.kind]
+        static.update(user_attributes(options.attributes))
         self.static_attributes = static
 
     def begin(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Call | None:
@@ -196,29 +188,11 @@ def _default_name(func: Callable[..., Any]) -> str:
     return str(qualname).rpartition(".<locals>.")[2]
 
 
-def wrap(
-    func: Callable[..., Any],
-    *,
-    name: str | None = None,
-    kind: str = "chain",
-    capture_input: bool = True,
-    capture_output: bool = True,
-    exclude: Sequence[str] = (),
-    attributes: Mapping[str, Any] | None = None,
-) -> Callable[..., Any]:
-    """Return ``func`` wrapped so that each call is a span (see `flow_xray.api.Trace`)."""
+def wrap(func: Callable[..., Any], options: TraceOptions) -> Callable[..., Any]:
+    """Return ``func`` wrapped so that each call is a span (see `flow_xray.tracing.api.Trace`)."""
     if isinstance(func, (classmethod, staticmethod)):
-        inner = wrap(
-            func.__func__,
-            name=name,
-            kind=kind,
-            capture_input=capture_input,
-            capture_output=capture_output,
-            exclude=exclude,
-            attributes=attributes,
-        )
-        return type(func)(inner)
-    spec = _Spec(func, name, kind, capture_input, capture_output, exclude, attributes)
+        return type(func)(wrap(func.__func__, options))
+    spec = _Spec(func, options)
     if inspect.isasyncgenfunction(func):
         wrapper = _wrap_async_generator(func, spec)
     elif inspect.isgeneratorfunction(func):

@@ -28,10 +28,10 @@ from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.sampling import ParentBased, Sampler, TraceIdRatioBased
 
-from flow_xray import processor as flow_processor
 from flow_xray.errors import ConfigurationError
-from flow_xray.otlp import ExportPipeline, build_exporter, close_all, flush_all, resolve_target
-from flow_xray.otlp_json import OtlpJsonFileExporter
+from flow_xray.sdk import processor as flow_processor
+from flow_xray.sdk.otlp import ExportPipeline, build_exporter, close_all, flush_all, resolve_target
+from flow_xray.sdk.otlp_json_export import OtlpJsonFileExporter
 
 __all__ = ["configure", "flush", "shutdown"]
 

@@ -274,17 +274,15 @@ class TraceResult:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> TraceResult:
-        """Read a trace written by ``save`` / ``to_json``.
+        """Read a saved trace: flow-xray JSON (``save`` / ``to_json``) or any other format
+        `flow_xray.tree.load.load_trace` reads (OTLP JSON lines, ...).
 
         Raises:
-            TraceFileError: the file cannot be read or is not a flow-xray trace.
+            TraceFileError: the file cannot be read or is not a trace.
         """
-        try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise TraceFileError(f"cannot read trace {os.fspath(path)!r}: {exc}") from exc
-        return cls.from_dict(data)
+        from flow_xray.tree.load import load_trace  # load builds on this module
+
+        return load_trace(path)
 
     def to_dot(self) -> str:
         """Return the call graph as Graphviz DOT text."""

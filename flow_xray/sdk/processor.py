@@ -7,13 +7,13 @@ snapshots. It only *collects*: each finished span becomes a plain
 
 A span belongs to every capture active in the context that started it
 (``trace.capture()``), plus every process-wide capture
-(``trace.capture(all_threads=True)``). Spans of other instrumentations are
-collected the same way as ours.
+(``trace.capture(all_threads=True)``); that registry is owned by
+`flow_xray.tracing.state`. Spans of other instrumentations are collected the
+same way as ours.
 """
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import threading
 import weakref
@@ -24,7 +24,8 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 
 from flow_xray import attributes as attr
-from flow_xray.spans import EventRecord, SpanRecord
+from flow_xray.tracing import state
+from flow_xray.tree.spans import EventRecord, SpanRecord
 
 logger = logging.getLogger("flow_xray")
 
@@ -43,11 +44,6 @@ class Collector:
         self.finished: list[SpanRecord] = []
         self.open: dict[int, ReadableSpan] = {}
         self.closed = False
-
-
-_ACTIVE: contextvars.ContextVar[tuple[Collector, ...]] = contextvars.ContextVar(
-    "flow_xray_captures", default=()
-)
 
 
 def to_record(span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
@@ -83,14 +79,12 @@ class FlowXrayProcessor(SpanProcessor):
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._process_wide: tuple[Collector, ...] = ()
         self._members: dict[int, tuple[Collector, ...]] = {}
-        self._open_captures = 0
 
     # --- SpanProcessor hooks ------------------------------------------------
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        collectors = _ACTIVE.get() + self._process_wide
+        collectors: tuple[Collector, ...] = state.listeners()  # type: ignore[assignment]
         if not collectors:
             return
         try:
@@ -134,35 +128,16 @@ class FlowXrayProcessor(SpanProcessor):
 
     # --- captures -----------------------------------------------------------
 
-    @property
-    def capturing(self) -> bool:
-        """Whether any capture is open, in any thread."""
-        return self._open_captures > 0
-
     def open_capture(self, all_threads: bool = False) -> tuple[Collector, Any]:
         """Start collecting. Returns the collector and a token for `close_capture`."""
         collector = Collector()
-        with self._lock:
-            self._open_captures += 1
-        if all_threads:
-            with self._lock:
-                self._process_wide = (*self._process_wide, collector)
-            return collector, None
-        return collector, _ACTIVE.set((*_ACTIVE.get(), collector))
+        return collector, state.open_capture(collector, all_threads)
 
     def close_capture(self, collector: Collector, token: Any) -> tuple[SpanRecord, ...]:
         """Stop collecting; return every finished span plus open ones marked incomplete."""
-        if token is not None:
-            # Removed by identity rather than ``_ACTIVE.reset(token)``: a reset
-            # would also drop captures opened after this one and still open, and
-            # closing those later would re-activate this one.
-            _ACTIVE.set(tuple(c for c in _ACTIVE.get() if c is not collector))
+        if not state.close_capture(collector, token):
+            return ()
         with self._lock:
-            if collector.closed:
-                return ()
-            collector.closed = True
-            self._open_captures -= 1
-            self._process_wide = tuple(c for c in self._process_wide if c is not collector)
             still_open = list(collector.open.values())
             for span_id in collector.open:
                 members = self._members.get(span_id)

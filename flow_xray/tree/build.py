@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from flow_xray import attributes as attr
-from flow_xray.model import TraceNode, TraceResult
-from flow_xray.pricing import cost_usd
-from flow_xray.spans import SpanRecord
+from flow_xray.llm.pricing import cost_usd
+from flow_xray.tree.model import TraceNode, TraceResult
+from flow_xray.tree.spans import SpanRecord
 
 
 def build_result(records: Iterable[SpanRecord]) -> TraceResult:

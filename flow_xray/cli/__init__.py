@@ -1,0 +1,15 @@
+"""The ``flow-xray`` command line: a thin `click` layer over the library.
+
+Commands: ``run`` (trace a script or module), ``view`` (render a saved trace),
+``demo`` (trace the built-in example pipeline) and ``dot demo`` / ``dot export``
+(autodiff graphs), one module each; `flow_xray.cli.runner` is the library that
+runs a target under a capture. Outputs are checked for writability before any
+work starts and written atomically, so a failure leaves no half file. Nothing
+in the package imports this folder: it is the top of the stack.
+"""
+
+from __future__ import annotations
+
+from flow_xray.cli.app import cli, main
+
+__all__ = ["cli", "main"]

@@ -1,0 +1,101 @@
+"""The ``flow-xray`` click group: error translation and the commands it holds.
+
+Library errors (`FlowXrayError`) are turned into `CliError` by the commands;
+this group turns every click error into exactly one ``error: ...`` line on
+stderr and exit status 2. Each command lives in a module of its own.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from flow_xray import __version__
+from flow_xray.cli.demo import demo
+from flow_xray.cli.dot import dot
+from flow_xray.cli.run import run
+from flow_xray.cli.view import view
+
+# click >= 8.2 raises this for a bare group invocation; older versions print the help themselves.
+_NO_ARGS_IS_HELP: tuple[type[click.ClickException], ...] = tuple(
+    getattr(click.exceptions, name)
+    for name in ("NoArgsIsHelpError",)
+    if hasattr(click.exceptions, name)
+)
+
+
+class CliError(click.ClickException):
+    """Bad input detected by the CLI: shown as one ``error:`` line, exit status 2."""
+
+    exit_code = 2
+
+
+class _FlowXrayGroup(click.Group):
+    """A click group whose errors come out as one ``error: ...`` line instead of a usage block."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> int:
+        try:
+            rv = super().main(
+                args,
+                prog_name,
+                complete_var,
+                standalone_mode=False,
+                windows_expand_args=windows_expand_args,
+                **extra,
+            )
+            code = rv if isinstance(rv, int) else 0
+        except _NO_ARGS_IS_HELP as exc:
+            exc.show()  # bare `flow-xray`: the help text is the useful answer
+            code = exc.exit_code
+        except click.ClickException as exc:
+            click.echo(f"error: {_one_line(_message(exc))}", err=True)
+            code = 2
+        except click.Abort:
+            click.echo("error: interrupted", err=True)
+            code = 130
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+@click.group(cls=_FlowXrayGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(
+    __version__, "--version", prog_name="flow-xray", message="%(prog)s %(version)s"
+)
+def cli() -> None:
+    """flow-xray: an execution-graph debugger for Python.
+
+    Trace a script with `flow-xray run script.py`, then open the HTML file it writes.
+    """
+
+
+for _command in (run, view, demo, dot):
+    cli.add_command(_command)
+
+
+def main() -> None:
+    """Console-script entry point (``flow-xray`` and ``python -m flow_xray``)."""
+    cli.main(prog_name="flow-xray")
+
+
+def _message(exc: click.ClickException) -> str:
+    message = exc.format_message()
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, click.UsageError) and ctx is not None:
+        message += f" (see '{ctx.command_path} --help')"
+    return message
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

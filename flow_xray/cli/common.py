@@ -1,0 +1,162 @@
+"""Pieces every command shares: the error type, output checks, export set-up, the summary line."""
+
+from __future__ import annotations
+
+import os
+import webbrowser
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from flow_xray.errors import FlowXrayError
+
+if TYPE_CHECKING:
+    from flow_xray.tree.model import TraceResult
+
+
+class CliError(click.ClickException):
+    """Bad input detected by the CLI: shown as one ``error:`` line, exit status 2."""
+
+    exit_code = 2
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def otlp_options(command: F) -> F:
+    """The OTLP export options shared by `run` and `demo`."""
+    for option in reversed(
+        (
+            click.option(
+                "--otlp-endpoint", metavar="URL", help="Also export spans to this OTLP endpoint."
+            ),
+            click.option(
+                "--otlp-protocol",
+                type=click.Choice(["grpc", "http/protobuf"]),
+                help="OTLP transport.",
+            ),
+            click.option(
+                "--otlp-header",
+                "otlp_headers",
+                metavar="K=V",
+                multiple=True,
+                help="OTLP header (repeatable).",
+            ),
+            click.option("--service-name", metavar="NAME", help="service.name of exported spans."),
+            click.option(
+                "--otlp-json",
+                "otlp_json",
+                metavar="FILE",
+                help="Also write spans as OTLP JSON lines.",
+            ),
+        )
+    ):
+        command = option(command)
+    return command
+
+
+def start_export(
+    endpoint: str | None,
+    protocol: str | None,
+    headers: dict[str, str] | None,
+    service_name: str | None,
+    json_path: str | None,
+    default_service_name: str | None = None,
+) -> bool:
+    """Install the global provider with the requested exporters; False when nothing is asked.
+
+    Without a destination (options, or ``OTEL_EXPORTER_OTLP_*ENDPOINT``) no
+    provider is installed: a script that sets up its own OpenTelemetry keeps
+    its provider, and flow-xray joins it. OTLP details given without a
+    destination would silently do nothing, so a warning says so.
+    """
+    if json_path:
+        writable(json_path, "--otlp-json")
+    env = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+    if not (endpoint or json_path or any(os.environ.get(name) for name in env)):
+        given = [
+            option
+            for option, value in (
+                ("--otlp-protocol", protocol),
+                ("--otlp-header", headers),
+                ("--service-name", service_name),
+            )
+            if value
+        ]
+        if given:
+            click.echo(
+                f"warning: {', '.join(given)} ignored: no --otlp-endpoint, --otlp-json "
+                "or OTEL_EXPORTER_OTLP_ENDPOINT",
+                err=True,
+            )
+        return False
+    from flow_xray.sdk.provider import configure
+
+    try:
+        configure(
+            endpoint=endpoint,
+            protocol=protocol,
+            headers=headers,
+            service_name=service_name or default_service_name,
+            json_path=json_path,
+        )
+    except FlowXrayError as exc:
+        raise CliError(str(exc)) from None
+    return True
+
+
+def flush_exporters() -> None:
+    """Drain and close the exporters `configure` added, within a bounded time."""
+    from flow_xray.sdk.provider import shutdown
+
+    shutdown()  # bounded by configure's export timeout
+
+
+def parse_headers(pairs: Sequence[str]) -> dict[str, str] | None:
+    headers: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{pair!r} is not K=V", param_hint="'--otlp-header'")
+        headers[key.strip()] = value.strip()
+    return headers or None
+
+
+def readable(path: str) -> None:
+    if not os.path.exists(path):
+        raise CliError(f"no such file: {path}")
+    if os.path.isdir(path):
+        raise CliError(f"{path} is a directory, not a file")
+
+
+def writable(path: str, option: str) -> str:
+    """Check, before any work, that ``path`` can be written; return it."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise CliError(f"{option} {path} is a directory")
+    if not os.path.isdir(folder):
+        raise CliError(f"{option} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise CliError(f"{option} {path}: folder {folder} is not writable")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise CliError(f"{option} {path}: file is not writable")
+    return path
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write atomically; a failure is one ``error:`` line."""
+    from flow_xray.files import write_text_atomic
+
+    try:
+        write_text_atomic(path, text)
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def report(path: str, result: TraceResult, quiet: bool, open_browser: bool) -> None:
+    if not quiet:
+        click.echo(f"flow-xray: wrote {path} — {result.totals.summary()}", err=True)
+    if open_browser:
+        webbrowser.open(Path(path).resolve().as_uri())

@@ -1,0 +1,34 @@
+"""``flow-xray view``: render a saved trace file as the viewer."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from flow_xray.cli.common import CliError, readable, report, writable, write_atomic
+from flow_xray.errors import FlowXrayError
+
+
+@click.command()
+@click.argument("file", metavar="FILE")
+@click.option(
+    "--html", "html_path", metavar="PATH", help="Viewer to write [default: <FILE stem>.html]."
+)
+@click.option("--title", help="Title of the viewer page.")
+@click.option("--open", "open_browser", is_flag=True, help="Open the viewer in a web browser.")
+def view(file: str, html_path: str | None, title: str | None, open_browser: bool) -> int:
+    """Render a saved trace (flow-xray JSON or OTLP JSON lines) as the HTML viewer."""
+    from flow_xray.tree.load import load_trace
+
+    readable(file)
+    html_out = writable(html_path or f"{Path(file).stem}.html", "--html")
+    try:
+        result = load_trace(file)
+        html = result.to_html(title=title or f"flow-xray: {os.path.basename(file)}")
+    except FlowXrayError as exc:
+        raise CliError(str(exc)) from None
+    write_atomic(html_out, html)
+    report(html_out, result, False, open_browser)
+    return 0

@@ -1,0 +1,168 @@
+"""The public ``trace`` object: the decorator with ``usage``, ``annotate``, ``capture``, ``run``."""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
+
+from opentelemetry import trace as trace_api
+
+from flow_xray import attributes as attr
+from flow_xray.llm.usage import Usage, make_usage
+from flow_xray.tracing.decorator import wrap
+from flow_xray.tracing.options import TraceOptions
+from flow_xray.tracing.recording import contained, record_usage, user_attributes
+
+if TYPE_CHECKING:
+    from flow_xray.sdk.capture import Capture
+    from flow_xray.tree.model import TraceResult
+
+__all__ = ["Trace", "propagate", "trace"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _on_current_span(build: Callable[P, Usage]) -> Callable[P, None]:
+    """Turn a `Usage` builder into a function recording that usage on the current span."""
+
+    @functools.wraps(build)
+    def record(*args: P.args, **kwargs: P.kwargs) -> None:
+        span = trace_api.get_current_span()
+        if not span.is_recording():
+            return
+        try:
+            usage = build(*args, **kwargs)
+        except Exception:
+            contained("LLM usage")
+            return
+        record_usage(span, usage)
+
+    return record
+
+
+def propagate(fn: Callable[P, R]) -> Callable[P, R]:
+    """Wrap ``fn`` to run in the caller's context, wherever it is called.
+
+    Use it when handing work to a thread pool, so spans started there get the
+    right parent and land in the right capture::
+
+        with ThreadPoolExecutor() as pool:
+            pool.map(propagate(fetch), urls)
+    """
+    context = contextvars.copy_context()
+
+    @functools.wraps(fn)
+    def in_context(*args: P.args, **kwargs: P.kwargs) -> R:
+        # One Context cannot be entered by two threads at once: run in a copy.
+        return context.copy().run(fn, *args, **kwargs)
+
+    return in_context
+
+
+class Trace:
+    """``@trace``: each call of the decorated function becomes an OpenTelemetry span.
+
+    Forms: ``@trace``, ``@trace()``, ``@trace("name")`` and
+    ``@trace(name=..., kind=..., capture_input=True, capture_output=True,
+    exclude=("arg",), attributes={...})``. Works on functions, methods,
+    static/class methods, ``async def``, generators and async generators; the
+    signature is kept. ``kind`` is one of ``chain`` (default), ``llm``,
+    ``tool``, ``agent``, ``retriever``, ``embedding`` (other OpenInference
+    kinds pass through). On ``llm`` spans a return value that looks like an
+    OpenAI or Anthropic response has its model, tokens and cost recorded.
+
+    Example::
+
+        @trace(kind="tool")
+        def search(query: str, limit: int = 3) -> list[str]: ...
+    """
+
+    @overload
+    def __call__(self, func: F, /) -> F: ...
+
+    @overload
+    def __call__(
+        self,
+        func_or_name: str | None = None,
+        /,
+        *,
+        name: str | None = None,
+        kind: str = "chain",
+        capture_input: bool = True,
+        capture_output: bool = True,
+        exclude: Iterable[str] = (),
+        attributes: Mapping[str, Any] | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def __call__(
+        self,
+        func_or_name: Any = None,
+        /,
+        *,
+        name: str | None = None,
+        kind: str = "chain",
+        capture_input: bool = True,
+        capture_output: bool = True,
+        exclude: Iterable[str] = (),
+        attributes: Mapping[str, Any] | None = None,
+    ) -> Any:
+        bare = not (func_or_name is None or isinstance(func_or_name, str))
+        options = TraceOptions.build(
+            name=name if name is not None or bare else func_or_name,
+            kind=kind,
+            capture_input=capture_input,
+            capture_output=capture_output,
+            exclude=exclude,
+            attributes=attributes,
+        )
+        if bare:
+            return wrap(func_or_name, options)
+        return lambda func: wrap(func, options)
+
+    # Record LLM usage on the current span (signature and docs: `flow_xray.llm.usage.make_usage`).
+    usage = staticmethod(_on_current_span(make_usage))
+
+    @staticmethod
+    def annotate(**meta: Any) -> None:
+        """Attach user metadata to the current span as ``flow_xray.meta.<key>``.
+
+        Values take the same path as inputs (caps, redaction by key name).
+
+        Example::
+
+            trace.annotate(user_id="u-42", retry=1)
+        """
+        span = trace_api.get_current_span()
+        if not span.is_recording():
+            return
+        values = user_attributes(meta.items(), arrays=False)
+        try:
+            span.set_attributes({attr.META_PREFIX + key: v for key, v in values.items()})
+        except Exception:
+            contained("annotations")
+
+    # The API side reaches the SDK side here, and only here: collecting spans
+    # needs an SDK processor, so `flow_xray.sdk` loads when a capture is asked for.
+
+    @staticmethod
+    def capture(all_threads: bool = False) -> Capture:
+        """See `flow_xray.sdk.capture.capture`."""
+        from flow_xray.sdk.capture import capture
+
+        return capture(all_threads)
+
+    @staticmethod
+    def run(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> TraceResult:
+        """See `flow_xray.sdk.capture.run`."""
+        from flow_xray.sdk.capture import run
+
+        return run(fn, *args, **kwargs)
+
+    propagate = staticmethod(propagate)
+
+
+trace = Trace()

@@ -1,0 +1,142 @@
+"""What ``@trace`` writes on a span — OpenTelemetry API only, and never raising.
+
+Every value reaches the span through `flow_xray.serialize` (the one path:
+same caps, same redaction); every ``record_*`` helper contains its own
+failures, so recording never raises into user code.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Iterable
+from typing import Any, Final
+
+from opentelemetry.trace import Span, Status, StatusCode
+
+from flow_xray import attributes as attr
+from flow_xray.llm.usage import Usage, usage_attributes, usage_from_response
+from flow_xray.serialize.encode import (
+    encode_attribute,
+    encode_inputs,
+    encode_output,
+    encode_text,
+    safe_repr,
+)
+from flow_xray.serialize.limits import get_limits
+from flow_xray.tracing.binding import Binder
+
+logger = logging.getLogger("flow_xray")
+
+_MAX_MESSAGE_BYTES: Final = 2048
+_MAX_TRACEBACK_BYTES: Final = 32_768
+
+
+def contained(what: str) -> None:
+    """Log (at debug level) a recording failure that was kept away from user code."""
+    logger.debug("flow-xray could not record %s", what, exc_info=True)
+
+
+def user_attributes(pairs: Iterable[tuple[str, Any]], *, arrays: bool = True) -> dict[str, Any]:
+    """User-named values (``attributes=``, ``trace.annotate``) as attribute values; never raises.
+
+    ``arrays=False`` stores lists as JSON text, as metadata is (see `encode_attribute`).
+    """
+    limits = get_limits()
+    out: dict[str, Any] = {}
+    try:
+        for key, value in pairs:
+            out[key] = encode_attribute(value, limits, key=key, arrays=arrays)
+    except Exception:
+        contained("user attributes")
+    return out
+
+
+def record_usage(span: Span, usage: Usage) -> None:
+    """Write model, provider, tokens and cost (both attribute families)."""
+    try:
+        limits = get_limits()
+        span.set_attributes(
+            {k: encode_attribute(v, limits) for k, v in usage_attributes(usage).items()}
+        )
+    except Exception:
+        contained("LLM usage")
+
+
+def record_usage_from(span: Span, value: Any) -> None:
+    """Record tokens, model and cost when ``value`` looks like an LLM response."""
+    try:
+        usage = usage_from_response(value)
+    except Exception:
+        contained("LLM usage")
+        return
+    if usage is not None:
+        record_usage(span, usage)
+
+
+def record_error(span: Span, exc: BaseException) -> None:
+    """Mark ``span`` failed: status ERROR ``Type: message``, ``error.type``, an exception event."""
+    try:
+        type_name = type(exc).__qualname__
+        try:
+            message = encode_text(str(exc), _MAX_MESSAGE_BYTES)
+        except Exception:
+            message = safe_repr(exc, _MAX_MESSAGE_BYTES)
+        module = type(exc).__module__
+        full_type = type_name if module == "builtins" else f"{module}.{type_name}"
+        try:
+            stack = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        except Exception:
+            stack = f"{type_name}: {message}"
+        if len(stack) > _MAX_TRACEBACK_BYTES:
+            stack = "…[truncated]\n" + stack[-_MAX_TRACEBACK_BYTES:]
+        stack = encode_text(stack, _MAX_TRACEBACK_BYTES + 64)
+        span.set_attribute(attr.ERROR_TYPE, full_type)
+        span.add_event(
+            attr.EXCEPTION_EVENT,
+            {
+                attr.EXCEPTION_TYPE: full_type,
+                attr.EXCEPTION_MESSAGE: message,
+                attr.EXCEPTION_STACKTRACE: stack,
+                "exception.escaped": True,
+            },
+        )
+        span.set_status(
+            Status(StatusCode.ERROR, f"{type_name}: {message}" if message else type_name)
+        )
+    except Exception:
+        contained("an exception")
+
+
+def is_failure(exc: BaseException) -> bool:
+    """Whether an exception leaving a call means the call failed."""
+    if isinstance(exc, GeneratorExit):
+        return False
+    if isinstance(exc, SystemExit):
+        return exc.code not in (None, 0)
+    return True
+
+
+def record_inputs(span: Span, binder: Binder, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
+    """Write ``input.value`` (JSON of the bound arguments); return the bytes used."""
+    try:
+        limits = get_limits()
+        text = encode_inputs(binder(args, kwargs), limits, limits.max_value_bytes)
+        span.set_attribute(attr.INPUT_VALUE, text)
+        span.set_attribute(attr.INPUT_MIME_TYPE, attr.MIME_JSON)
+        return len(text)
+    except Exception:
+        contained("inputs")
+        return 0
+
+
+def record_output(span: Span, value: Any, used: int) -> None:
+    """Write ``output.value`` within the per-value cap and what is left of the span budget."""
+    try:
+        limits = get_limits()
+        budget = max(256, min(limits.max_value_bytes, limits.max_span_bytes - used))
+        text, mime = encode_output(value, limits, budget)
+        span.set_attribute(attr.OUTPUT_VALUE, text)
+        span.set_attribute(attr.OUTPUT_MIME_TYPE, mime)
+    except Exception:
+        contained("output")

@@ -8,10 +8,12 @@ set (CI sets it): then a missing component fails the test.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import NoReturn
 
 import pytest
+from opentelemetry import trace as trace_api
+from opentelemetry.util._once import Once
 
 
 def _missing(reason: str) -> NoReturn:
@@ -24,3 +26,22 @@ def _missing(reason: str) -> NoReturn:
 def e2e_missing() -> Callable[[str], NoReturn]:
     """Call with a reason when a real component is missing: skips locally, fails in CI."""
     return _missing
+
+
+def reset_otel_globals() -> None:
+    """Forget the global TracerProvider, so the next test may set one again.
+
+    The OpenTelemetry API allows setting it once per process; its own test
+    utilities (opentelemetry-test-utils ``reset_trace_globals``) reset these
+    two private names the same way. This is the suite's one copy of that.
+    """
+    trace_api._TRACER_PROVIDER_SET_ONCE = Once()
+    trace_api._TRACER_PROVIDER = None
+
+
+@pytest.fixture
+def otel_globals() -> Iterator[Callable[[], None]]:
+    """No global TracerProvider before or after the test; yields the reset function."""
+    reset_otel_globals()
+    yield reset_otel_globals
+    reset_otel_globals()

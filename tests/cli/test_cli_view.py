@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -95,3 +97,31 @@ def test_view_output_is_the_saved_trace(in_tmp: Path) -> None:
     invoke("view", "run1.json")
     html = (in_tmp / "run1.html").read_text(encoding="utf-8")
     assert '"fetch"' in html and '"job"' in html
+
+
+def test_trace_result_load_reads_what_view_reads(in_tmp: Path) -> None:
+    """TraceResult.load and `flow-xray view` share one loader: OTLP JSON lines load too."""
+    lines = [json.dumps(otlp_document(n)) for n in range(2)]
+    (in_tmp / "spans.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = TraceResult.load(in_tmp / "spans.jsonl")
+    assert [n.name for n in result] == ["checkout", "charge_card", "checkout", "charge_card"]
+    assert result.totals.errors == 2
+
+
+def test_view_loads_no_opentelemetry(in_tmp: Path) -> None:
+    """Rendering a saved trace imports neither the OpenTelemetry SDK nor protobuf."""
+    (in_tmp / "spans.jsonl").write_text(json.dumps(otlp_document()) + "\n", encoding="utf-8")
+    code = (
+        "import json, sys\n"
+        "from flow_xray.cli import cli\n"
+        "code = cli.main(['view', 'spans.jsonl', '--html', 'out.html'], standalone_mode=False)\n"
+        "assert code == 0, code\n"
+        "print(json.dumps(sorted(m for m in sys.modules"
+        " if m.split('.')[0] in ('opentelemetry', 'google', 'grpc'))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=in_tmp, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+    assert (in_tmp / "out.html").exists()

@@ -14,9 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, NoReturn
 
 import pytest
-from opentelemetry import trace as trace_api
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.util._once import Once
 
 from flow_xray.sdk import provider as flow_provider
 from tests.otlp.phoenix_server import (
@@ -28,27 +26,14 @@ from tests.otlp.phoenix_server import (
 )
 
 
-def reset_global_provider() -> None:
-    """Forget the global TracerProvider.
-
-    The OpenTelemetry API allows setting it once per process; its own test
-    utilities (opentelemetry-test-utils ``reset_trace_globals``) reset these
-    two private names the same way, which is what lets each test start clean.
-    """
-    trace_api._TRACER_PROVIDER_SET_ONCE = Once()
-    trace_api._TRACER_PROVIDER = None
-
-
 @pytest.fixture
-def clean_otel(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def clean_otel(monkeypatch: pytest.MonkeyPatch, otel_globals: Callable[[], None]) -> Iterator[None]:
     """No OTEL_* variables, no global provider, and every flow-xray exporter stopped afterwards."""
     for name in list(os.environ):
         if name.startswith("OTEL_"):
             monkeypatch.delenv(name)
-    reset_global_provider()
     yield
     flow_provider.shutdown(timeout_s=2.0)
-    reset_global_provider()
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -274,21 +275,15 @@ def test_capture_without_global_provider_installs_nothing_global() -> None:
     assert type(trace_api.get_tracer_provider()).__name__ == "ProxyTracerProvider"
 
 
-def test_sdk_disabled_records_nothing_and_calls_still_work(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sdk_disabled_records_nothing_and_calls_still_work(
+    monkeypatch: pytest.MonkeyPatch, otel_globals: Callable[[], None]
+) -> None:
     """OTEL_SDK_DISABLED=true turns spans off while functions keep working."""
-    from opentelemetry.util._once import Once
-
     monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
-    trace_api._TRACER_PROVIDER_SET_ONCE = Once()
-    trace_api._TRACER_PROVIDER = None
     trace_api.set_tracer_provider(TracerProvider())
-    try:
-        with trace.capture() as result:
-            assert work(4) == 8
-        assert len(result) == 0
-    finally:
-        trace_api._TRACER_PROVIDER_SET_ONCE = Once()
-        trace_api._TRACER_PROVIDER = None
+    with trace.capture() as result:
+        assert work(4) == 8
+    assert len(result) == 0
 
 
 class BrokenProcessor(SpanProcessor):
@@ -312,12 +307,10 @@ def test_a_broken_processor_never_breaks_the_users_function(
 
 def test_a_provider_set_during_a_capture_is_joined_not_replaced(
     user_provider: tuple[TracerProvider, InMemorySpanExporter],
+    otel_globals: Callable[[], None],
 ) -> None:
     """A global provider installed while a capture is open receives spans and feeds the capture."""
-    from opentelemetry.util._once import Once
-
-    trace_api._TRACER_PROVIDER_SET_ONCE = Once()
-    trace_api._TRACER_PROVIDER = None
+    otel_globals()  # forget the user's provider: none is global when the capture opens
     with trace.capture(all_threads=True) as result:
         work(1)  # no global provider yet: flow-xray's private one
         provider, exporter = TracerProvider(), InMemorySpanExporter()
@@ -327,3 +320,22 @@ def test_a_provider_set_during_a_capture_is_joined_not_replaced(
     assert trace_api.get_tracer_provider() is provider
     assert [s.name for s in exporter.get_finished_spans()] == ["work"]
     assert [n.inputs["i"] for n in result] == [1, 2]
+
+
+def test_a_closed_capture_leaves_later_calls_untraced(otel_globals: Callable[[], None]) -> None:
+    """With no provider configured, calls after a capture closed record nothing, as before it.
+
+    flow-xray's private provider serves open captures only; otherwise every later
+    call would build a real span that no capture ever reads.
+    """
+    seen: list[bool] = []
+
+    @trace
+    def probe() -> None:
+        seen.append(trace_api.get_current_span().is_recording())
+
+    probe()
+    with trace.capture():
+        probe()
+    probe()
+    assert seen == [False, True, False]

@@ -580,3 +580,52 @@ def test_annotate_redacts_secret_keys() -> None:
     with trace.capture() as result:
         step()
     assert only(result, "step").meta == {"api_key": "[REDACTED]", "user": "u1"}
+
+
+# --- one path from a value to an attribute -------------------------------------------
+
+
+def test_static_attributes_are_redacted_and_capped_like_inputs() -> None:
+    """attributes= values take the inputs' path: secret names redacted, long text capped."""
+
+    @trace(attributes={"api_key": "sk-live-123", "note": "x" * 10_000, "retries": 3})
+    def configured() -> None:
+        return None
+
+    with trace.capture() as result:
+        configured()
+    attrs = only(result, "configured").attributes
+    assert attrs["api_key"] == "[REDACTED]"
+    assert len(attrs["note"].encode()) <= 8192 and attrs["note"].endswith("…[truncated]")
+    assert attrs["retries"] == 3
+
+
+class Hostile:
+    """Everything a serializer might call raises."""
+
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+    def __iter__(self) -> Any:
+        raise RuntimeError("no iter")
+
+    def __len__(self) -> int:
+        raise RuntimeError("no len")
+
+
+def test_hostile_static_attributes_never_break_decoration_or_calls() -> None:
+    """A cyclic, huge or raising attributes= value neither raises at decoration nor at call."""
+    cyclic: dict[str, Any] = {}
+    cyclic["self"] = cyclic
+
+    @trace(attributes={"h": Hostile(), "cyclic": cyclic, "big": list(range(10**6)), "n": 10**5000})
+    def odd(x: int) -> int:
+        return x + 1
+
+    with trace.capture() as result:
+        assert odd(1) == 2
+    attrs = only(result, "odd").attributes
+    assert "repr failed" in attrs["h"]
+    assert "<cycle>" in attrs["cyclic"]
+    assert len(attrs["big"]) <= 8192
+    assert attrs["n"] == "<int bits=16610>"

@@ -16,6 +16,13 @@ from opentelemetry import trace as trace_api
 from opentelemetry.util._once import Once
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every end-to-end test is slow too, so ``-m "not slow"`` is the whole inner loop."""
+    for item in items:
+        if item.get_closest_marker("e2e") is not None:
+            item.add_marker(pytest.mark.slow)
+
+
 def _missing(reason: str) -> NoReturn:
     if os.environ.get("FLOW_XRAY_E2E") == "1":
         pytest.fail(f"FLOW_XRAY_E2E=1 but {reason}")

@@ -206,10 +206,16 @@ def make_usage(
 ) -> Usage:
     """Build a `Usage` from ``trace.usage(...)`` arguments; bad fields are logged and dropped.
 
-    `prompt_tokens` / `completion_tokens` are aliases of `input_tokens` /
-    `output_tokens`. Token counts must be ints >= 0, `cost_usd` a finite
-    number >= 0, names non-empty strings; anything else is dropped with a
-    warning on the ``flow_xray`` logger.
+    This signature *is* ``trace.usage``'s: that one records the result on the
+    current span (model, provider, tokens, and cost from the price table unless
+    ``cost_usd`` is given). `prompt_tokens` / `completion_tokens` are aliases of
+    `input_tokens` / `output_tokens`. Token counts must be ints >= 0, `cost_usd`
+    a finite number >= 0, names non-empty strings; anything else is dropped with
+    a warning on the ``flow_xray`` logger.
+
+    Example::
+
+        trace.usage(model="gpt-4o-mini", input_tokens=120, output_tokens=40)
     """
     cost: float | None = None
     if cost_usd is not None:

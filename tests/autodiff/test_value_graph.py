@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+import pytest
+
 from flow_xray.autodiff import Value, backward_from, number_graph, topological_order
 
 
@@ -68,6 +70,7 @@ def test_display_name_is_label_or_id() -> None:
     assert (a.display_name, y.display_name) == ("a", "n2")
 
 
+@pytest.mark.slow
 def test_million_node_chain_backpropagates() -> None:
     """A chain of one million operations runs forward and backward without recursion."""
     x = Value(0.5, "x")

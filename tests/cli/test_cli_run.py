@@ -177,6 +177,17 @@ def test_sys_exit_message_is_printed_and_exits_one(flow_xray: Cli) -> None:
     assert "giving up now" in proc.stderr.splitlines()
 
 
+def _default_signal_handling() -> None:
+    """In the child: SIGINT and SIGTERM back to their defaults, whatever pytest was launched with.
+
+    A test run started in the background or under ``nohup`` ignores SIGINT, and
+    children inherit that; Python then installs no KeyboardInterrupt handler,
+    so the Ctrl-C test would see a script that never notices the signal.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def stop_waiting_script(sig: int, tmp_path: Path, env: dict[str, str]) -> tuple[int, str]:
     """Run waits.py under `flow-xray run --json t.json`, send ``sig`` once it is ready."""
     child = subprocess.Popen(
@@ -186,6 +197,7 @@ def stop_waiting_script(sig: int, tmp_path: Path, env: dict[str, str]) -> tuple[
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_default_signal_handling,  # no threads start between fork and exec
     )
     try:
         assert child.stdout is not None

@@ -609,6 +609,7 @@ nested = st.recursive(
 @given(
     args=st.dictionaries(st.text(max_size=12), nested, max_size=5), max_bytes=st.integers(2, 3000)
 )
+@pytest.mark.slow
 def test_encode_inputs_is_always_valid_json_within_max_bytes(
     args: dict[str, Any], max_bytes: int
 ) -> None:
@@ -618,6 +619,7 @@ def test_encode_inputs_is_always_valid_json_within_max_bytes(
     assert utf8_size(text) <= max_bytes
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(value=nested, max_bytes=st.integers(2, 3000))
 def test_encode_output_always_fits_max_bytes(value: Any, max_bytes: int) -> None:
@@ -646,6 +648,7 @@ plain_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(args=st.dictionaries(st.text(max_size=10), plain_values, max_size=6))
 def test_fast_path_agrees_with_the_full_walk(args: dict[str, Any]) -> None:

@@ -273,6 +273,7 @@ def test_deep_trees_do_not_hit_the_recursion_limit() -> None:
     assert TraceResult.from_dict(result.to_dict()) == result
 
 
+@pytest.mark.slow
 def test_hundred_thousand_spans_build_in_reasonable_time() -> None:
     """100k spans build (functional check; the timing target lives in the benchmark)."""
     records = [span("root", None, 0, 1000)] + [

@@ -36,6 +36,7 @@ reveal_type(gen)
 """
 
 
+@pytest.mark.slow
 def test_decorated_functions_keep_their_signatures(tmp_path: Path) -> None:
     """mypy reveals the undecorated types for every decorator form."""
     if (

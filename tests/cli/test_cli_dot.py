@@ -71,7 +71,7 @@ def test_dot_export_writes_stem_dot(in_tmp: Path) -> None:
     assert result.exit_code == 0, result.output
     boxes = labels((in_tmp / "value_root.dot").read_text(encoding="utf-8"))
     assert {"a", "b", "c", "out"} <= set(boxes)
-    assert boxes["out"] == "out\\nop: relu\\ndata: 4"
+    assert boxes["out"] == "out\\nop: ReLU\\ndata: 4"
 
 
 def test_dot_export_backward_fills_gradients(in_tmp: Path) -> None:

@@ -32,7 +32,7 @@ def _handler(dot_path: Path) -> type[http.server.BaseHTTPRequestHandler]:
     """A request handler serving the viewer page and the DOT text of ``dot_path``."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002  # stdlib name
+        def log_message(self, format: str, *args: object) -> None:  # stdlib name
             return
 
         def do_GET(self) -> None:

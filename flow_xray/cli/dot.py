@@ -63,8 +63,12 @@ def dot_demo(which: str, graph_name: str, output_dir: str | None, html_path: str
     printing; `backward` runs the backward pass first so the boxes show
     gradients.
     """
-    from flow_xray.autodiff import DEMOS, standalone_viewer_html, value_graph_to_dot
-    from flow_xray.autodiff import value_viewer_html as stepping_viewer
+    from flow_xray.autodiff import (
+        DEMOS,
+        standalone_viewer_html,
+        value_graph_to_dot,
+        value_viewer_html as stepping_viewer,
+    )
 
     texts: dict[str, str] = {}
     if output_dir is not None:
@@ -105,8 +109,11 @@ def dot_export(script: str, output: str | None, backward: bool, html_path: str |
     As in 0.2.0 the script runs as __main__ (its `if __name__ == "__main__":`
     block runs). With -o or --html the files are written instead of printing.
     """
-    from flow_xray.autodiff import standalone_viewer_html, value_graph_to_dot
-    from flow_xray.autodiff import value_viewer_html as stepping_viewer
+    from flow_xray.autodiff import (
+        standalone_viewer_html,
+        value_graph_to_dot,
+        value_viewer_html as stepping_viewer,
+    )
     from flow_xray.cli import runner
 
     try:

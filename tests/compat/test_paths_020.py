@@ -119,7 +119,7 @@ print("ok", type(flow_xray.trace).__name__)
 
 @pytest.mark.parametrize("order", sorted(_ORDERS))
 def test_trace_works_whichever_object_the_user_gets(order: str) -> None:
-    """`@trace`, `@trace("x")`, `trace.run`, `trace.capture`, `trace.meta` under any import order."""
+    """`@trace`, `@trace("x")`, `trace.run`, `.capture`, `.meta` work under any import order."""
     done = subprocess.run(
         [sys.executable, "-c", _ORDERS[order] + _USE],
         capture_output=True,
@@ -190,9 +190,9 @@ def test_flow_xray_viewer_serves_the_dot_file_on_loopback(tmp_path: Path) -> Non
         assert proc.stderr is not None
         url = proc.stderr.readline().strip()
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+/viewer\.html", url), url
-        with urllib.request.urlopen(url, timeout=30) as page:  # noqa: S310  # loopback only
+        with urllib.request.urlopen(url, timeout=30) as page:  # loopback only
             html = page.read().decode("utf-8")
-        with urllib.request.urlopen(url.replace("viewer.html", "graph.dot"), timeout=30) as raw:  # noqa: S310
+        with urllib.request.urlopen(url.replace("viewer.html", "graph.dot"), timeout=30) as raw:
             served = raw.read().decode("utf-8")
         assert "<title>g.dot</title>" in html and "Content-Security-Policy" in html
         assert served == dot
@@ -206,4 +206,7 @@ def test_flow_xray_viewer_missing_file_is_one_error_line(tmp_path: Path) -> None
     """A DOT file that does not exist is one ``error:`` line and exit status 2."""
     proc = _viewer(tmp_path / "missing.dot", "--no-browser")
     err = proc.communicate(timeout=60)[1]
-    assert (proc.returncode, err.splitlines()) == (2, [f"error: not a file: {tmp_path}/missing.dot"])
+    assert (proc.returncode, err.splitlines()) == (
+        2,
+        [f"error: not a file: {tmp_path}/missing.dot"],
+    )

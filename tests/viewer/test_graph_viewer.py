@@ -111,8 +111,7 @@ def test_cli_backward_viewer_steps_gradients_in(open_page: OpenPage, tmp_path: P
     out = tmp_path / "demo.html"
     result = CliRunner().invoke(
         cli,
-        ["dot", "demo", "backward", "--graph", "neuron", "--output-dir", str(tmp_path)]
-        + ["--html", str(out)],
+        ["dot", "demo", "backward", "--graph", "neuron", "--html", str(out)],
     )
     assert result.exit_code == 0, result.output
     loaded = open_page(out.read_text(encoding="utf-8"), "cli-backward")

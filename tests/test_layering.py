@@ -22,6 +22,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "flow_xray"
 
 # Top-level modules every layer may use: plain vocabulary, stdlib only.
 SHARED = frozenset({"errors", "attributes", "files", "__version__"})
+# 0.2.0's import paths, kept at the top as thin re-exporting modules.
+COMPAT = frozenset({"value", "export_dot", "export_html", "ir", "debugger", "trace", "viewer"})
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,9 @@ RULES: dict[str, Rule] = {
         "api",
         "the top of the stack: it only drives the library",
     ),
+    "compat": Rule(
+        SHARED | {"autodiff", "render", "tracing", "tree"}, "api", "0.2.0 paths over the layers"
+    ),
 }
 # The one place the API side reaches the SDK side (documented in tracing/state.py):
 # ``trace.capture()`` / ``trace.run()`` need the SDK's collecting processor.
@@ -78,6 +83,8 @@ def layer_of(path: Path) -> str | None:
     stem = path.stem
     if stem in SHARED:
         return "shared"
+    if stem in COMPAT:
+        return "compat"
     return None
 
 
@@ -102,6 +109,8 @@ def target_layer(name: str) -> str:
     head = parts[1]
     if head in SHARED:
         return "shared"
+    if head in COMPAT:
+        return "public"  # `from flow_xray import trace` is the decorator, not the 0.2.0 module
     if (PACKAGE / head).is_dir():
         return head
     if (PACKAGE / f"{head}.py").exists():

@@ -6,7 +6,7 @@ tracing side (a test walks the imports); the HTML viewers load
 
 Example:
     >>> from flow_xray.autodiff import Value, value_graph_to_dot
-    >>> a, b = Value(2.0, "a"), Value(-3.0, "b")
+    >>> a, b = Value(2.0, label="a"), Value(-3.0, label="b")
     >>> y = (a * b).tanh()
     >>> y.backward()
     >>> dot = value_graph_to_dot(y, show_grad=True)
@@ -15,13 +15,13 @@ Example:
 from __future__ import annotations
 
 from flow_xray.autodiff.debugger import GraphDebugger, TwoStepDebugger, iter_backward_steps
-from flow_xray.autodiff.demo import demo_graph
+from flow_xray.autodiff.demo import DEMOS, demo_graph, expression_graph
 from flow_xray.autodiff.export import value_graph_to_dot, write_dot
 from flow_xray.autodiff.ir import graph_from_ir, graph_to_ir, ir_from_json, ir_to_json
 from flow_xray.autodiff.value import (
     Value,
     backward_from,
-    number_graph,
+    position_ids,
     topological_order,
     zero_grad,
 )
@@ -33,17 +33,19 @@ from flow_xray.autodiff.viewer import (
 )
 
 __all__ = [
+    "DEMOS",
     "GraphDebugger",
     "TwoStepDebugger",
     "Value",
     "backward_from",
     "demo_graph",
+    "expression_graph",
     "graph_from_ir",
     "graph_to_ir",
     "ir_from_json",
     "ir_to_json",
     "iter_backward_steps",
-    "number_graph",
+    "position_ids",
     "standalone_viewer_html",
     "topological_order",
     "value_graph_to_dot",

@@ -1,6 +1,8 @@
-"""The demo expression behind ``flow-xray dot demo``: one tanh neuron with two inputs."""
+"""The demo graphs behind ``flow-xray dot demo``: 0.2.0's expression and a tanh neuron."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from flow_xray.autodiff.value import Value
 
@@ -30,3 +32,21 @@ def demo_graph() -> Value:
     o = n.tanh()
     o.label = "o"
     return o
+
+
+def expression_graph() -> Value:
+    """Build 0.2.0's demo expression ``L = ((a*b)+c).relu().tanh()``; returns ``L``.
+
+    ``a = 2``, ``b = -3``, ``c = 10``: ``a*b + c = 4``, so ReLU passes it and
+    ``L = tanh(4)``. The default graph of ``flow-xray dot demo``, as in 0.2.0.
+    """
+    a = Value(2.0, label="a")
+    b = Value(-3.0, label="b")
+    c = Value(10.0, label="c")
+    out = ((a * b) + c).relu().tanh()
+    out.label = "L"
+    return out
+
+
+#: The graphs ``flow-xray dot demo --graph NAME`` can draw; the first is the default.
+DEMOS: dict[str, Callable[[], Value]] = {"expression": expression_graph, "neuron": demo_graph}

@@ -11,17 +11,21 @@ The format is fixed (golden files test it)::
       n0 -> n2 [label="*"];
     }
 
-Nodes come in topological order with ids ``n<k>`` (see `number_graph`), then
-the edges: operand -> result, labelled with the result's operation, results in
-topological order and operands in operand order. Numbers use ``%.6g``.
+Nodes come in topological order with ids ``n<k>`` (see `position_ids`; an
+unlabelled node is named by that id too), then the edges: operand -> result,
+labelled with the result's operation, results in topological order and
+operands in operand order. Numbers use ``%.6g``. Text is escaped by the
+package's one DOT escaper, ``flow_xray.render.graph.dot_string``, and files
+are written by its one atomic writer, ``flow_xray.files``.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from flow_xray.autodiff.value import Value, number_graph
+from flow_xray.autodiff.value import Value, position_ids, topological_order
+from flow_xray.files import write_text_atomic
 
 _HEADER = (
     "digraph G {",
@@ -41,29 +45,18 @@ def op_name(node: Value) -> str:
     return node._op or "leaf"
 
 
-def node_lines(node: Value, show_grad: bool) -> list[str]:
-    """The rows of a node's box: name, op, data and (optionally) grad."""
-    rows = [node.display_name, f"op: {op_name(node)}", f"data: {format_number(node.data)}"]
+def node_lines(node: Value, name: str, show_grad: bool) -> list[str]:
+    """The rows of a node's box: ``name``, op, data and (optionally) grad."""
+    rows = [name, f"op: {op_name(node)}", f"data: {format_number(node.data)}"]
     if show_grad:
         rows.append(f"grad: {format_number(node.grad)}")
     return rows
 
 
-def dot_escape(text: str) -> str:
-    """Make ``text`` safe inside a double-quoted DOT string.
-
-    Backslashes and quotes are escaped, line breaks become DOT's ``\\n`` and other
-    control characters become spaces, so no label can end the string early.
-    """
-    text = text.replace("\\", "\\\\").replace('"', '\\"')
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n")
-    if any(ch < " " for ch in text):
-        text = "".join(" " if ch < " " else ch for ch in text)
-    return text
-
-
 def value_graph_to_dot(root: Value, *, show_grad: bool = False) -> str:
     """DOT text of the graph that produced ``root`` (format in the module docstring).
+
+    Exports the gradients as they are now; it never runs a backward pass.
 
     Args:
         root: the output node.
@@ -78,27 +71,30 @@ def value_graph_to_dot(root: Value, *, show_grad: bool = False) -> str:
         >>> print(value_graph_to_dot(Value(2.0, "a") * 3).splitlines()[4])
           n0 [label="a\\nop: leaf\\ndata: 2"];
     """
-    return dot_from_order(number_graph(root), show_grad)
+    order = topological_order(root)
+    return dot_from_order(order, position_ids(order), show_grad)
 
 
-def dot_from_order(order: Sequence[Value], show_grad: bool) -> str:
-    """DOT text for an already numbered topological order (root last)."""
+def dot_from_order(order: Sequence[Value], ids: Mapping[Value, str], show_grad: bool) -> str:
+    """DOT text for a topological order (root last) whose export ids are ``ids``."""
+    from flow_xray.render.graph import dot_string
+
     lines = list(_HEADER)
     for node in order:
-        label = "\\n".join(dot_escape(row) for row in node_lines(node, show_grad))
-        lines.append(f'  {node._nid} [label="{label}"];')
+        nid = ids[node]
+        label = "\n".join(node_lines(node, node.label or nid, show_grad))
+        lines.append(f"  {nid} [label={dot_string(label)}];")
     for node in order:
         if node._prev:
-            edge = f' [label="{dot_escape(node._op)}"];'
-            target = node._nid
+            edge = f" [label={dot_string(node._op)}];"
+            target = ids[node]
             for operand in node._prev:
-                lines.append(f"  {operand._nid} -> {target}{edge}")
+                lines.append(f"  {ids[operand]} -> {target}{edge}")
     lines.append("}")
     lines.append("")
     return "\n".join(lines)
 
 
 def write_dot(path: str | os.PathLike[str], dot: str) -> None:
-    """Write DOT text to ``path`` as UTF-8 with ``\\n`` line ends."""
-    with open(path, "w", encoding="utf-8", newline="\n") as handle:
-        handle.write(dot)
+    """Write DOT text to ``path`` as UTF-8 with ``\\n`` line ends (atomically)."""
+    write_text_atomic(path, dot)

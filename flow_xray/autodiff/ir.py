@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from flow_xray.autodiff.value import Value, number_graph
+from flow_xray.autodiff.value import Value, position_ids, topological_order
 from flow_xray.errors import GraphError
 
 IR_VERSION = 1
@@ -31,7 +31,7 @@ _ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 _UNARY: dict[str, Callable[[Value], Value]] = {
     "neg": Value.__neg__,
-    "relu": Value.relu,
+    "ReLU": Value.relu,
     "tanh": Value.tanh,
     "exp": Value.exp,
     "log": Value.log,
@@ -46,26 +46,27 @@ _BINARY: dict[str, Callable[[Value, Value], Value]] = {
 
 
 def graph_to_ir(root: Value, *, include_grad: bool = True) -> dict[str, Any]:
-    """The IR dict of ``root``'s graph (shape in the module docstring).
+    """The IR dict of ``root``'s graph (shape in the module docstring), gradients as they are now.
 
     Args:
         root: the output node.
         include_grad: write each node's ``grad``.
     """
-    order = number_graph(root)
+    order = topological_order(root)
+    ids = position_ids(order)
     nodes: list[dict[str, Any]] = []
     for node in order:
         entry: dict[str, Any] = {
-            "id": node._nid,
+            "id": ids[node],
             "op": node._op,
             "label": node.label,
             "data": node.data,
         }
         if include_grad:
             entry["grad"] = node.grad
-        entry["parents"] = [operand._nid for operand in node._prev]
+        entry["parents"] = [ids[operand] for operand in node._prev]
         nodes.append(entry)
-    return {"version": IR_VERSION, "root_id": root._nid, "nodes": nodes}
+    return {"version": IR_VERSION, "root_id": ids[root], "nodes": nodes}
 
 
 def ir_to_json(root: Value, *, include_grad: bool = True, indent: int | None = 2) -> str:

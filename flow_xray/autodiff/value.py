@@ -1,124 +1,203 @@
 """The scalar `Value`: one node of a computation graph, and its local derivatives.
 
-Each operation computes its result and, right beside it, the local derivative of
-the result with respect to each operand (``_d0`` for the first, ``_d1`` for the
-second). The backward pass is then the chain rule applied along ``_prev``: each
-operand receives ``local * out.grad``. Storing two numbers instead of
-micrograd's per-node closure keeps nodes small (one allocation per operation
-besides the operand tuple), makes the graph free of reference cycles, and lets
-the backward loop run without a Python call per node.
+Each operation computes its result and, beside it, the local derivative of the
+result with respect to each operand, by name (``d_x``, ``d_y``), as micrograd
+writes them in its ``_backward`` closures. The backward pass is the chain rule
+along ``_prev``: each operand receives ``local * out.grad``. It is written
+once, in `chain_rule`, which every backward entry point (``backward``,
+`backward_from`, the debuggers, the stepping viewer) runs.
 
-Node ids are not fixed at creation: ``node_id`` is ``n<k>``, ``k`` being the
-node's position in the topological order of the graph that was last exported
-(`number_graph`), or of the node's own sub-graph when it was never exported.
-So building the same expression twice, in one process or in two, gives the
-same ids, the same DOT and the same IR. To read the ids of a whole graph, call
-``number_graph(root)`` (or export it) first: asking a leaf of an unnumbered
-graph for its id numbers only that leaf's sub-graph, so every such leaf is n0.
+Storing two numbers instead of a closure per node keeps nodes small and free of
+reference cycles, and lets the backward loop run without a Python call per
+node. micrograd's custom-operation pattern works as well::
+
+    out = Value(x.data ** 3, (x,), "cube")
+    def _backward():
+        x.grad += 3 * x.data ** 2 * out.grad
+    out._backward = _backward
+
+A node built with ``Value(data, _children, _op)`` passes no gradient until its
+``_backward`` is assigned, as in micrograd.
+
+Identity: ``node_id`` is ``v<k>``, ``k`` counted per process in creation order
+(``Value._next_seq = 0`` starts the count again, as in 0.2.0). It is fixed for
+the object's lifetime. DOT, IR and the viewers do not use it: they name nodes
+by their position in the graph (``n<k>``, see `position_ids`), so the same
+expression exports the same text in any process, whatever was built before.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 _new = object.__new__
 _EMIT = object()  # stack marker in topological_order: "emit the node below me"
+_tick: Callable[[], int] = itertools.count().__next__  # the next creation number
 
 
-class Value:
+def _no_local_derivative() -> None:
+    """The ``_backward`` of a node built by hand until its own is assigned."""
+
+
+class _ValueType(type):
+    """Metaclass of `Value`: makes ``Value._next_seq`` read and reset the id counter."""
+
+    @property
+    def _next_seq(cls) -> int:
+        """The number the next Value's ``node_id`` gets (``v<number>``)."""
+        global _tick
+        upcoming = _tick()
+        _tick = itertools.count(upcoming).__next__
+        return upcoming
+
+    @_next_seq.setter
+    def _next_seq(cls, value: int) -> None:
+        global _tick
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"Value._next_seq must be an int >= 0, got {value!r}")
+        _tick = itertools.count(value).__next__
+
+
+class Value(metaclass=_ValueType):
     """A scalar with a gradient, produced by an operation on other Values.
 
     Args:
-        data: the number (anything real: int, float, ``numbers.Real``).
-        label: a name shown in DOT, IR and the viewer (empty: the node id).
+        data: the number; anything ``float()`` accepts (``2``, ``"2.5"``, a
+            NumPy scalar), as in 0.2.0.
+        _children: the operands, for a custom operation (micrograd's form);
+            assign ``out._backward`` to say how gradients flow to them.
+        _op: the name of that operation, shown in DOT and IR.
+        label: a name shown in DOT, IR and the viewer. It may also be given
+            as the second positional argument: ``Value(2.0, "a")``.
 
     Example:
-        >>> a, b = Value(2.0, "a"), Value(-3.0, "b")
+        >>> a, b = Value(2.0, label="a"), Value(-3.0, label="b")
         >>> y = (a * b + 10).tanh()
         >>> y.backward()
         >>> round(a.grad, 6)
         -0.004023
 
     Raises:
-        TypeError: ``data`` is not a real number.
+        TypeError: ``data`` is not a number, or a child is not a Value.
+        ValueError: ``data`` is a string ``float()`` cannot read.
     """
 
-    __slots__ = ("_d0", "_d1", "_nid", "_op", "_prev", "data", "grad", "label")
+    __slots__ = ("_bw", "_d0", "_d1", "_op", "_prev", "_seq", "data", "grad", "label")
 
     data: float
     grad: float
     label: str
     _prev: tuple[Value, ...]
+    _op: str
     _d0: float
     _d1: float
-    _op: str
-    _nid: str | None
+    _bw: Callable[[], None] | None
+    _seq: int
 
-    def __init__(self, data: float, label: str = "") -> None:
+    def __init__(
+        self,
+        data: Any,
+        _children: Iterable[Value] | str = (),
+        _op: str = "",
+        label: str = "",
+    ) -> None:
+        if isinstance(_children, str):  # Value(2.0, "a"): a label, never a list of children
+            if _op or label:
+                raise TypeError(
+                    f"Value(data, _children, _op, label): _children must be Values, "
+                    f"got the string {_children!r}"
+                )
+            label = _children
+            prev: tuple[Value, ...] = ()
+        else:
+            prev = tuple(_children)
+        for child in prev:
+            if not isinstance(child, Value):
+                raise TypeError(
+                    f"Value _children must be Values, got {type(child).__name__}: {child!r}"
+                )
         self.data = as_float(data)
         self.grad = 0.0
         self.label = label
-        self._prev = ()
+        self._prev = prev
+        self._op = _op
         self._d0 = self._d1 = 0.0
-        self._op = ""
-        self._nid = None
+        self._bw = _no_local_derivative if prev else None
+        self._seq = _tick()
 
     # -- identity ---------------------------------------------------------------
 
     @property
     def node_id(self) -> str:
-        """DOT-safe id ``n<k>``; numbers this node's sub-graph if it was never exported."""
-        if self._nid is None:
-            number_graph(self)
-        return self._nid  # type: ignore[return-value]  # number_graph always sets it
+        """``v<k>``: unique in the process (until ``Value._next_seq`` is reset), DOT-safe."""
+        return f"v{self._seq}"
 
     @property
     def display_name(self) -> str:
         """The label, or the node id when the label is empty."""
         return self.label or self.node_id
 
+    @property
+    def _backward(self) -> Callable[[], None]:
+        """This node's step of the chain rule (assignable, micrograd's custom-op pattern)."""
+        if self._bw is not None:
+            return self._bw
+        return self._chain_rule_step
+
+    @_backward.setter
+    def _backward(self, fn: Callable[[], None]) -> None:
+        if not callable(fn):
+            raise TypeError(f"Value._backward must be callable, got {type(fn).__name__}")
+        self._bw = fn
+
+    def _chain_rule_step(self) -> None:
+        chain_rule((self,))
+
     def __repr__(self) -> str:
         op = f", op={self._op!r}" if self._op else ""
         label = f", label={self.label!r}" if self.label else ""
         return f"Value(data={self.data!r}, grad={self.grad!r}{label}{op})"
 
-    # -- arithmetic: forward value and local derivatives side by side -----------
+    # -- arithmetic: the result, then d(result)/d(operand) by name ----------------
 
-    def __add__(self, other: Value | float) -> Value:
-        other = other if isinstance(other, Value) else Value(other)
-        return _binary(self.data + other.data, self, other, 1.0, 1.0, "+")
+    def __add__(self, other: Value | float | str) -> Value:
+        y = other if isinstance(other, Value) else Value(other)
+        return _binary(self.data + y.data, "+", self, y, d_x=1.0, d_y=1.0)
 
-    def __radd__(self, other: float) -> Value:
+    def __radd__(self, other: float | str) -> Value:
         return Value(other) + self
 
-    def __sub__(self, other: Value | float) -> Value:
-        other = other if isinstance(other, Value) else Value(other)
-        return _binary(self.data - other.data, self, other, 1.0, -1.0, "-")
+    def __sub__(self, other: Value | float | str) -> Value:
+        y = other if isinstance(other, Value) else Value(other)
+        return _binary(self.data - y.data, "-", self, y, d_x=1.0, d_y=-1.0)
 
-    def __rsub__(self, other: float) -> Value:
+    def __rsub__(self, other: float | str) -> Value:
         return Value(other) - self
 
-    def __mul__(self, other: Value | float) -> Value:
-        other = other if isinstance(other, Value) else Value(other)
-        return _binary(self.data * other.data, self, other, other.data, self.data, "*")
+    def __mul__(self, other: Value | float | str) -> Value:
+        y = other if isinstance(other, Value) else Value(other)
+        return _binary(self.data * y.data, "*", self, y, d_x=y.data, d_y=self.data)
 
-    def __rmul__(self, other: float) -> Value:
+    def __rmul__(self, other: float | str) -> Value:
         return Value(other) * self
 
-    def __truediv__(self, other: Value | float) -> Value:
-        other = other if isinstance(other, Value) else Value(other)
-        b = other.data
+    def __truediv__(self, other: Value | float | str) -> Value:
+        y = other if isinstance(other, Value) else Value(other)
+        b = y.data
         if b == 0.0:
             raise ZeroDivisionError(f"Value division by zero ({self.data!r} / 0)")
         q = self.data / b
-        return _binary(q, self, other, 1.0 / b, -q / b, "/")
+        return _binary(q, "/", self, y, d_x=1.0 / b, d_y=-q / b)
 
-    def __rtruediv__(self, other: float) -> Value:
+    def __rtruediv__(self, other: float | str) -> Value:
         return Value(other) / self
 
     def __neg__(self) -> Value:
-        return _unary(-self.data, self, -1.0, "neg")
+        return _unary(-self.data, "neg", self, d_x=-1.0)
 
     def __pow__(self, exponent: float) -> Value:
         if isinstance(exponent, Value) or not isinstance(exponent, numbers.Real):
@@ -135,25 +214,25 @@ class Value:
         if isinstance(y, complex):
             raise ValueError(f"Value {x!r} ** {k!r}: a negative base needs an integer exponent")
         if k == 0:
-            local = 0.0
+            d_x = 0.0
         else:
             try:
-                local = k * x ** (k - 1)
+                d_x = k * x ** (k - 1)
             except ZeroDivisionError:  # 0 ** k with 0 < k < 1: the slope is infinite
-                local = math.inf
-        return _unary(float(y), self, local, f"**{k}")
+                d_x = math.inf
+        return _unary(float(y), f"**{k}", self, d_x=d_x)
 
     # -- elementwise functions ------------------------------------------------------
 
     def relu(self) -> Value:
-        """max(0, x); the derivative at 0 is taken as 0."""
+        """max(0, x); the derivative at 0 is taken as 0. The op name is ``ReLU`` (as 0.2.0)."""
         x = self.data
-        return _unary(x if x > 0.0 else 0.0, self, 1.0 if x > 0.0 else 0.0, "relu")
+        return _unary(x if x > 0.0 else 0.0, "ReLU", self, d_x=1.0 if x > 0.0 else 0.0)
 
     def tanh(self) -> Value:
         """Hyperbolic tangent; derivative 1 - tanh(x)**2."""
         t = math.tanh(self.data)
-        return _unary(t, self, 1.0 - t * t, "tanh")
+        return _unary(t, "tanh", self, d_x=1.0 - t * t)
 
     def exp(self) -> Value:
         """e**x; derivative e**x.
@@ -165,7 +244,7 @@ class Value:
             e = math.exp(self.data)
         except OverflowError:
             raise OverflowError(f"Value.exp({self.data!r}) overflows a float") from None
-        return _unary(e, self, e, "exp")
+        return _unary(e, "exp", self, d_x=e)
 
     def log(self) -> Value:
         """Natural logarithm; derivative 1/x.
@@ -176,7 +255,7 @@ class Value:
         x = self.data
         if not x > 0.0:
             raise ValueError(f"Value.log needs a positive value, got {x!r}")
-        return _unary(math.log(x), self, 1.0 / x, "log")
+        return _unary(math.log(x), "log", self, d_x=1.0 / x)
 
     def sigmoid(self) -> Value:
         """1 / (1 + e**-x), computed without overflow; derivative s * (1 - s)."""
@@ -186,62 +265,99 @@ class Value:
         else:
             e = math.exp(x)
             s = e / (1.0 + e)
-        return _unary(s, self, s * (1.0 - s), "sigmoid")
+        return _unary(s, "sigmoid", self, d_x=s * (1.0 - s))
 
     # -- backward ---------------------------------------------------------------
-
-    def _backward(self) -> None:
-        """Chain rule for this node: add ``local * self.grad`` to each operand's grad."""
-        g = self.grad
-        prev = self._prev
-        if prev:
-            prev[0].grad += self._d0 * g
-        if len(prev) == 2:
-            prev[1].grad += self._d1 * g
 
     def backward(self) -> None:
         """Backpropagate from this node with gradient 1, accumulating like micrograd.
 
-        Gradients add up across calls; `backward_from` starts from zero instead.
+        Sets this node's grad to 1 and adds to every other gradient, so calling it
+        twice doubles the leaves' gradients; `backward_from` starts from zero.
         """
         backward_from(self, 1.0, zero_first=False)
 
 
 def as_float(data: object) -> float:
-    """Turn a real number into a float; anything else is a clear `TypeError`."""
-    if isinstance(data, float):
+    """``float(data)``, as 0.2.0 did, with a message naming Value when it fails.
+
+    Raises:
+        TypeError: ``data`` is not a number (``None``, a list, a complex).
+        ValueError: ``data`` is a string that is not a number.
+    """
+    if type(data) is float:
         return data
-    if isinstance(data, numbers.Real):
-        return float(data)
-    raise TypeError(f"Value needs a real number, got {type(data).__name__}: {data!r}")
+    try:
+        return float(data)  # type: ignore[arg-type]  # anything float() takes, as in 0.2.0
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(
+            f"Value needs a number (anything float() accepts), got {type(data).__name__}: {data!r}"
+        ) from None
 
 
-def _unary(data: float, x: Value, d: float, op: str) -> Value:
-    """Build the output of a one-operand operation without `Value.__init__`."""
+def _unary(data: float, op: str, x: Value, *, d_x: float) -> Value:
+    """The result of a one-operand operation, with d(result)/dx (no `Value.__init__`)."""
     out: Value = _new(Value)
     out.data = data
     out.grad = 0.0
     out.label = ""
     out._prev = (x,)
-    out._d0 = d
-    out._d1 = 0.0
     out._op = op
-    out._nid = None
+    out._d0 = d_x
+    out._d1 = 0.0
+    out._bw = None
+    out._seq = _tick()
     return out
 
 
-def _binary(data: float, a: Value, b: Value, da: float, db: float, op: str) -> Value:
-    """Build the output of a two-operand operation without `Value.__init__`."""
+def _binary(data: float, op: str, x: Value, y: Value, *, d_x: float, d_y: float) -> Value:
+    """The result of a two-operand operation, with d(result)/dx and d(result)/dy."""
     out: Value = _new(Value)
     out.data = data
     out.grad = 0.0
     out.label = ""
-    out._prev = (a, b)
-    out._d0 = da
-    out._d1 = db
+    out._prev = (x, y)
     out._op = op
-    out._nid = None
+    out._d0 = d_x
+    out._d1 = d_y
+    out._bw = None
+    out._seq = _tick()
     return out
+
+
+def chain_rule(nodes: Iterable[Value]) -> None:
+    """Apply the chain rule at each node, in the order given (root first for a full pass).
+
+    A node's step adds ``d(node)/d(operand) * node.grad`` to each operand's grad;
+    a node with an assigned ``_backward`` runs it instead. This is the one place
+    gradients flow: every backward entry point calls it.
+    """
+    # Unrolled by arity, no call per built-in node: half the time of calling a
+    # method per node.
+    for node in nodes:
+        custom = node._bw
+        if custom is not None:
+            custom()
+            continue
+        prev = node._prev
+        if len(prev) == 2:
+            g = node.grad
+            x, y = prev
+            x.grad += node._d0 * g
+            y.grad += node._d1 * g
+        elif prev:
+            prev[0].grad += node._d0 * node.grad
+
+
+def start_backward(order: Sequence[Value], seed: float, *, zero_first: bool = True) -> None:
+    """Zero every gradient of ``order`` (unless ``zero_first`` is False), then seed the root.
+
+    ``order`` is a topological order, root last. Every backward entry point starts here.
+    """
+    if zero_first:
+        for node in order:
+            node.grad = 0.0
+    order[-1].grad = seed
 
 
 def topological_order(root: Value) -> list[Value]:
@@ -288,16 +404,13 @@ def topological_order(root: Value) -> list[Value]:
     return order
 
 
-def number_graph(root: Value) -> list[Value]:
-    """Give every node of ``root``'s graph its id ``n<k>`` (k = topological position).
+def position_ids(order: Sequence[Value]) -> dict[Value, str]:
+    """The export id of each node of a topological order: ``n<k>``, k its position.
 
-    Returns:
-        The topological order that was numbered.
+    DOT, IR and the viewers name nodes this way, so an expression exports the
+    same text however many Values the process made before.
     """
-    order = topological_order(root)
-    for k, node in enumerate(order):
-        node._nid = f"n{k}"
-    return order
+    return {node: f"n{k}" for k, node in enumerate(order)}
 
 
 def zero_grad(root: Value) -> None:
@@ -315,25 +428,6 @@ def backward_from(root: Value, seed: float = 1.0, *, zero_first: bool = True) ->
         zero_first: zero every gradient first (default); False accumulates into
             the existing gradients, like micrograd's ``backward``.
     """
-    _backprop(topological_order(root), as_float(seed), zero_first)
-
-
-def _backprop(order: list[Value], seed: float, zero_first: bool) -> None:
-    """The backward loop over a topological order (root last)."""
-    if zero_first:
-        for node in order:
-            node.grad = 0.0
-    order[-1].grad = seed
-    # Value._backward inlined and unrolled by arity: no call per node halves the
-    # time of the pass.
-    for node in reversed(order):
-        prev = node._prev
-        if not prev:
-            continue
-        g = node.grad
-        if len(prev) == 2:
-            a, b = prev
-            a.grad += node._d0 * g
-            b.grad += node._d1 * g
-        else:
-            prev[0].grad += node._d0 * g
+    order = topological_order(root)
+    start_backward(order, as_float(seed), zero_first=zero_first)
+    chain_rule(reversed(order))

@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from flow_xray.autodiff.debugger import _steps
+from flow_xray.autodiff.debugger import backward_steps
 from flow_xray.autodiff.export import format_number, node_lines, op_name
-from flow_xray.autodiff.value import Value, as_float, number_graph
+from flow_xray.autodiff.value import Value, as_float, position_ids, topological_order
+from flow_xray.files import write_text_atomic
 
 if TYPE_CHECKING:
     from flow_xray.render import Graph, GraphNode, Step
@@ -25,10 +26,11 @@ MAX_STEP_NODES = 500
 
 
 def standalone_viewer_html(dot: str, title: str = "flow-xray graph") -> str:
-    """A self-contained HTML page showing DOT text as an interactive graph.
+    """A self-contained, offline HTML page showing DOT text as an interactive graph.
 
-    flow-xray's own DOT and plain ``a -> b`` digraphs are drawn; anything else is
-    shown as text.
+    flow-xray's own DOT and plain ``a -> b`` digraphs are drawn, with the DOT
+    text kept in the page (a "DOT source" section with a copy button);
+    anything else is shown as text.
     """
     from flow_xray import render
 
@@ -38,8 +40,8 @@ def standalone_viewer_html(dot: str, title: str = "flow-xray graph") -> str:
 def write_standalone_viewer_html(
     path: str | os.PathLike[str], dot: str, title: str = "flow-xray graph"
 ) -> None:
-    """Write `standalone_viewer_html` to ``path`` (UTF-8)."""
-    _write(path, standalone_viewer_html(dot, title=title))
+    """Write `standalone_viewer_html` to ``path`` (UTF-8, atomically)."""
+    write_text_atomic(path, standalone_viewer_html(dot, title=title))
 
 
 def value_viewer_html(
@@ -74,8 +76,8 @@ def write_value_viewer_html(
     title: str = "flow-xray autodiff graph",
     seed: float = 1.0,
 ) -> None:
-    """Write `value_viewer_html` to ``path`` (UTF-8)."""
-    _write(path, value_viewer_html(root, title=title, seed=seed))
+    """Write `value_viewer_html` to ``path`` (UTF-8, atomically)."""
+    write_text_atomic(path, value_viewer_html(root, title=title, seed=seed))
 
 
 def value_graph_frames(
@@ -91,60 +93,55 @@ def value_graph_frames(
     """
     from flow_xray.render import Graph, GraphEdge, Step
 
-    order = number_graph(root)
+    order = topological_order(root)
+    ids = position_ids(order)
     make_frames = len(order) <= max_step_nodes
-    before: list[str] = []
-    if make_frames:
-        for node in order:
-            node.grad = 0.0
-        before = [_label(node, show_grad=True) for node in order]
+    # With frames, graph labels show the state before the pass: every gradient 0.
+    before = [_label(node, ids[node], True, grad=0.0) for node in order] if make_frames else []
     steps: list[Step] = []
     reached: dict[str, Value] = {}  # insertion-ordered: frames list nodes in a fixed order
-    for k, node in enumerate(_steps(order, as_float(seed))):
+    for k, node in enumerate(backward_steps(order, as_float(seed))):
         if not make_frames:
             continue
-        reached.setdefault(node.node_id, node)
+        reached.setdefault(ids[node], node)
         for operand in node._prev:
-            reached.setdefault(operand.node_id, operand)
-        labels = {nid: _label(v, show_grad=True) for nid, v in reached.items()}
+            reached.setdefault(ids[operand], operand)
+        labels = {nid: _label(v, nid, show_grad=True) for nid, v in reached.items()}
         caption = (
-            f"step {k + 1}/{len(order)}: {node.display_name} ({op_name(node)}, "
+            f"step {k + 1}/{len(order)}: {node.label or ids[node]} ({op_name(node)}, "
             f"grad {format_number(node.grad)}) pushes its gradient to "
             f"{len(node._prev)} operand(s)"
         )
-        steps.append(Step(active=node.node_id, caption=caption, labels=labels))
+        steps.append(Step(active=ids[node], caption=caption, labels=labels))
     edges = [
-        GraphEdge(source=operand.node_id, target=node.node_id, label=node._op)
+        GraphEdge(source=ids[operand], target=ids[node], label=node._op)
         for node in order
         for operand in node._prev
     ]
     nodes = [
-        _graph_node(node, before[k] if make_frames else _label(node, show_grad=True))
+        _graph_node(node, ids, before[k] if make_frames else _label(node, ids[node], True))
         for k, node in enumerate(order)
     ]
     return Graph(nodes=tuple(nodes), edges=tuple(edges), rankdir="BT"), steps
 
 
-def _label(node: Value, show_grad: bool) -> str:
-    """A node's box text, one row per line."""
-    return "\n".join(node_lines(node, show_grad))
+def _label(node: Value, nid: str, show_grad: bool, grad: float | None = None) -> str:
+    """A node's box text, one row per line (``grad`` replaces the node's gradient)."""
+    rows = node_lines(node, node.label or nid, show_grad)
+    if grad is not None and show_grad:
+        rows[-1] = f"grad: {format_number(grad)}"
+    return "\n".join(rows)
 
 
-def _graph_node(node: Value, label: str) -> GraphNode:
+def _graph_node(node: Value, ids: dict[Value, str], label: str) -> GraphNode:
     """The render node of a Value, with its final numbers in the detail panel."""
     from flow_xray.render import GraphNode
 
     detail = {
-        "name": node.display_name,
+        "name": node.label or ids[node],
         "op": op_name(node),
         "data": node.data,
         "grad": node.grad,
-        "operands": [operand.display_name for operand in node._prev],
+        "operands": [operand.label or ids[operand] for operand in node._prev],
     }
-    return GraphNode(id=node.node_id, label=label, detail=detail)
-
-
-def _write(path: str | os.PathLike[str], html: str) -> None:
-    """Write a page as UTF-8."""
-    with open(path, "w", encoding="utf-8", newline="\n") as handle:
-        handle.write(html)
+    return GraphNode(id=ids[node], label=label, detail=detail)

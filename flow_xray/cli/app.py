@@ -84,9 +84,15 @@ for _command in (run, view, demo, dot):
     cli.add_command(_command)
 
 
-def main() -> None:
-    """Console-script entry point (``flow-xray`` and ``python -m flow_xray``)."""
-    cli.main(prog_name="flow-xray")
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line on ``argv`` (default: ``sys.argv[1:]``) and return the exit status.
+
+    The entry point of ``flow-xray``, ``python -m flow_xray`` and ``python -m
+    flow_xray.cli``; as in 0.2.0, ``main(["dot", "demo"])`` runs a command
+    in-process and returns its status instead of exiting.
+    """
+    args = list(argv) if argv is not None else None
+    return cli.main(args=args, prog_name="flow-xray", standalone_mode=False)
 
 
 def _message(exc: click.ClickException) -> str:

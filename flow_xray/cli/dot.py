@@ -1,4 +1,9 @@
-"""``flow-xray dot demo`` / ``dot export``: autodiff graphs as DOT and offline viewers."""
+"""``flow-xray dot demo`` / ``dot export``: autodiff graphs as DOT and offline viewers.
+
+The 0.2.0 lines work as they did: with no output option the DOT goes to
+stdout; ``--output-dir DIR`` is created and gets ``forward.dot`` and
+``backward.dot``; ``dot export`` runs its script as ``__main__``.
+"""
 
 from __future__ import annotations
 
@@ -15,73 +20,99 @@ from flow_xray.errors import FlowXrayError, ScriptFailed
 if TYPE_CHECKING:
     from flow_xray.autodiff import Value
 
+WHICH = ("forward", "backward")
+#: ``--graph`` names, the default first (`flow_xray.autodiff.DEMOS` in this order).
+DEMO_NAMES = ("expression", "neuron")
+
 
 @click.group()
 def dot() -> None:
-    """Autodiff (`Value`) graphs as Graphviz DOT and offline viewers."""
+    """Autodiff (`Value`) graphs as Graphviz DOT and offline viewers.
+
+    With no output option the DOT goes to stdout, as in 0.2.0:
+    `flow-xray dot demo | dot -Tsvg > demo.svg`.
+    """
 
 
 @dot.command("demo")
-@click.argument("which", required=False, type=click.Choice(["forward", "backward"]))
+@click.argument("which", required=False, default="forward", type=click.Choice(WHICH))
 @click.option(
-    "--output-dir", default=".", metavar="DIR", help="Folder for the .dot files [default: .]."
+    "--graph",
+    "graph_name",
+    type=click.Choice(list(DEMO_NAMES)),
+    default=DEMO_NAMES[0],
+    show_default=True,
+    help="Which demo: 0.2.0's ((a*b)+c).relu().tanh(), or a tanh neuron.",
 )
-@click.option("--html", "html_path", metavar="FILE", help="Also write an offline viewer.")
-def dot_demo(which: str | None, output_dir: str, html_path: str | None) -> int:
-    """Write the demo graph's DOT: demo_forward.dot, demo_backward.dot (default: both).
+@click.option(
+    "--output-dir",
+    metavar="DIR",
+    help="Create DIR and write forward.dot and backward.dot there (instead of stdout).",
+)
+@click.option(
+    "--html",
+    "html_path",
+    metavar="FILE",
+    help="Write an offline viewer of WHICH (backward: steps through the pass).",
+)
+def dot_demo(which: str, graph_name: str, output_dir: str | None, html_path: str | None) -> int:
+    """Print the demo graph's DOT: WHICH is forward (data, the default) or backward (gradients).
 
-    The demo graph is ((a*b)+c).relu().tanh(). `backward` runs the backward
-    pass first so the boxes show gradients; with --html the backward viewer
-    steps through the pass.
+    The default graph is 0.2.0's L = ((a*b)+c).relu().tanh() with a=2, b=-3,
+    c=10. With --output-dir or --html the files are written instead of
+    printing; `backward` runs the backward pass first so the boxes show
+    gradients.
     """
     from flow_xray.autodiff import (
-        backward_from,
+        DEMOS,
         standalone_viewer_html,
         value_graph_to_dot,
-        value_viewer_html,
+        value_viewer_html as stepping_viewer,
     )
-    from flow_xray.autodiff.demo import demo_graph
 
-    if not os.path.isdir(output_dir):
-        raise CliError(f"--output-dir {output_dir}: no such directory")
-    kinds = [which] if which else ["forward", "backward"]
-    files = {k: writable(os.path.join(output_dir, f"demo_{k}.dot"), "--output-dir") for k in kinds}
+    texts: dict[str, str] = {}
+    if output_dir is not None:
+        _make_dir(output_dir)
+        paths = {k: writable(os.path.join(output_dir, f"{k}.dot"), "--output-dir") for k in WHICH}
     html_out = writable(html_path, "--html") if html_path else None
 
-    root = demo_graph()
-    texts = {files["forward"]: value_graph_to_dot(root)} if "forward" in kinds else {}
-    if "backward" in kinds:
-        backward_from(root)
-        texts[files["backward"]] = value_graph_to_dot(root, show_grad=True)
+    root = DEMOS[graph_name]()
+    forward = value_graph_to_dot(root)
+    root.backward()
+    backward = value_graph_to_dot(root, show_grad=True)
+    chosen = backward if which == "backward" else forward
+    if output_dir is not None:
+        texts[paths["forward"]] = forward
+        texts[paths["backward"]] = backward
     if html_out is not None:
+        title = f"flow-xray demo ({which})"
         # The backward viewer runs its own clean pass and steps through it.
         texts[html_out] = (
-            value_viewer_html(root, title="flow-xray demo graph (backward)")
-            if "backward" in kinds
-            else standalone_viewer_html(texts[files["forward"]], title="flow-xray demo graph")
+            stepping_viewer(root, title=title)
+            if which == "backward"
+            else standalone_viewer_html(forward, title=title)
         )
-    for path, text in texts.items():
-        write_atomic(path, text)
-        click.echo(f"flow-xray: wrote {path}", err=True)
+    _emit(texts, chosen)
     return 0
 
 
 @dot.command("export")
 @click.argument("script", metavar="SCRIPT")
-@click.option(
-    "-o", "--output", metavar="FILE.dot", help="DOT file to write [default: <SCRIPT stem>.dot]."
-)
+@click.option("-o", "--output", metavar="FILE.dot", help="Write the DOT here instead of stdout.")
 @click.option(
     "--backward", is_flag=True, help="Run root.backward() first so the graph shows gradients."
 )
-@click.option("--html", "html_path", metavar="FILE", help="Also write an offline viewer.")
+@click.option("--html", "html_path", metavar="FILE", help="Write an offline viewer of the graph.")
 def dot_export(script: str, output: str | None, backward: bool, html_path: str | None) -> int:
-    """Run SCRIPT (not as __main__) and export its `root` Value graph as DOT."""
+    """Run SCRIPT as __main__ and print the DOT of the `Value` it names `root`.
+
+    As in 0.2.0 the script runs as __main__ (its `if __name__ == "__main__":`
+    block runs). With -o or --html the files are written instead of printing.
+    """
     from flow_xray.autodiff import (
-        backward_from,
         standalone_viewer_html,
         value_graph_to_dot,
-        value_viewer_html,
+        value_viewer_html as stepping_viewer,
     )
     from flow_xray.cli import runner
 
@@ -89,25 +120,41 @@ def dot_export(script: str, output: str | None, backward: bool, html_path: str |
         target = runner.resolve_script(script)
     except FlowXrayError as exc:
         raise CliError(str(exc)) from None
-    dot_out = writable(output or f"{target.stem}.dot", "--output")
+    dot_out = writable(output, "--output") if output else None
     html_out = writable(html_path, "--html") if html_path else None
 
     root = _load_root(target)
     if backward:
-        backward_from(root)
+        root.backward()
     text = value_graph_to_dot(root, show_grad=backward)
-    texts = {dot_out: text}
+    texts = {dot_out: text} if dot_out is not None else {}
     if html_out is not None:
         name = os.path.basename(script)
         texts[html_out] = (
-            value_viewer_html(root, title=f"flow-xray: {name} (backward)")
+            stepping_viewer(root, title=f"flow-xray graph: {name} (backward)")
             if backward
-            else standalone_viewer_html(text, title=f"flow-xray: {name}")
+            else standalone_viewer_html(text, title=f"flow-xray graph: {name} (forward)")
         )
-    for path, body in texts.items():
+    _emit(texts, text)
+    return 0
+
+
+def _make_dir(path: str) -> None:
+    """Create ``path`` and its parents (``--output-dir``, as in 0.2.0)."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"--output-dir {path}: cannot create it: {exc.strerror or exc}") from None
+
+
+def _emit(files: dict[str, str], stdout_text: str) -> None:
+    """Write ``files``, naming each on stderr; with no file to write, print ``stdout_text``."""
+    if not files:
+        click.echo(stdout_text, nl=False)
+        return
+    for path, body in files.items():
         write_atomic(path, body)
         click.echo(f"flow-xray: wrote {path}", err=True)
-    return 0
 
 
 def _load_root(target: Any) -> Value:
@@ -116,7 +163,7 @@ def _load_root(target: Any) -> Value:
     from flow_xray.cli import runner
 
     try:
-        namespace = runner.run_for_namespace(target)
+        namespace = runner.run_for_namespace(target, run_name="__main__")
     except ScriptFailed as failed:
         exc = failed.exception
         if isinstance(exc, SystemExit):

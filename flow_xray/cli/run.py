@@ -20,7 +20,107 @@ from flow_xray.cli.common import (
 from flow_xray.errors import FlowXrayError
 
 
-@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+class _RunCommand(click.Command):
+    """``run``, reading flow-xray's own options also after the script (0.2.0's form).
+
+    The rule: flow-xray's options may come before the script or after it, up
+    to a ``--``; everything after ``--`` goes to the script untouched, and so
+    does every other argument after the script. An option of flow-xray's
+    found after the script could have been meant for the script: it is read
+    as flow-xray's, and one warning line says so and how to pass it on.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ordered, moved, target = split_own_options(list(args), self._own_options())
+        if moved:
+            click.echo(
+                f"flow-xray: warning: read {', '.join(moved)} after {target} as flow-xray's "
+                f"option{'s' if len(moved) > 1 else ''}; to pass "
+                f"{'them' if len(moved) > 1 else 'it'} to {target}, put "
+                f"{'them' if len(moved) > 1 else 'it'} after `--`",
+                err=True,
+            )
+        return super().parse_args(ctx, ordered)
+
+    def _own_options(self) -> dict[str, bool]:
+        """Each option string of this command, and whether it takes a value."""
+        own: dict[str, bool] = {}
+        for param in self.params:
+            if isinstance(param, click.Option):
+                for name in (*param.opts, *param.secondary_opts):
+                    own[name] = not (param.is_flag or param.count)
+        return own
+
+
+def split_own_options(
+    args: list[str], own: dict[str, bool]
+) -> tuple[list[str], list[str], str | None]:
+    """Move flow-xray's options found after the target before it (see `_RunCommand`).
+
+    Returns the reordered arguments (options, target, then the target's own
+    arguments after a ``--``), the option names that were moved, and the target.
+    """
+    before: list[str] = []
+    i = 0
+    target_at = None
+    while i < len(args):
+        token = args[i]
+        name = token.split("=", 1)[0]
+        if token == "--":
+            target_at = i + 1
+            break
+        if name in own and token.startswith("-"):
+            takes_value = own[name] and "=" not in token
+            if name == "-m":  # the module is the target; what follows belongs to it
+                before += args[i : i + 2]
+                target_at = i + 2
+                break
+            before += args[i : i + 1 + takes_value]
+            i += 1 + takes_value
+            continue
+        if token.startswith("-") and token != "-":
+            before.append(token)  # unknown: click reports it
+            i += 1
+            continue
+        target_at = i
+        break
+    if target_at is None or target_at > len(args):
+        return args, [], None
+    module_form = before[-2:-1] == ["-m"]
+    target = before[-1] if module_form else (args[target_at] if target_at < len(args) else None)
+    if target is None:
+        return args, [], None
+    rest = args[target_at:] if module_form else args[target_at + 1 :]
+    head = before if module_form else [*before, target]
+    moved_tokens: list[str] = []
+    moved: list[str] = []
+    script_args: list[str] = []
+    j = 0
+    while j < len(rest):
+        token = rest[j]
+        name = token.split("=", 1)[0]
+        if token == "--":
+            script_args += rest[j + 1 :]
+            break
+        if token.startswith("-") and name in own and name != "-m":
+            takes_value = own[name] and "=" not in token
+            moved_tokens += rest[j : j + 1 + takes_value]
+            moved.append(name)
+            j += 1 + takes_value
+            continue
+        script_args.append(token)
+        j += 1
+    if not moved and "--" not in rest:
+        return args, [], target
+    if module_form:
+        return [*moved_tokens, *head, "--", *script_args], moved, target
+    return [*moved_tokens, *before, "--", target, *script_args], moved, target
+
+
+@click.command(
+    cls=_RunCommand,
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
 @click.option(
     "-m", "module", metavar="MODULE", help="Run a module (like `python -m`) instead of a script."
 )
@@ -49,7 +149,10 @@ def run(
 ) -> int:
     """Run SCRIPT (or -m MODULE) as __main__ and write the trace of everything it did.
 
-    Everything after SCRIPT or MODULE is passed to it untouched. The trace is
+    Arguments after SCRIPT or MODULE are passed to it, except flow-xray's own
+    options, which may also follow the script (0.2.0's `run app.py --html
+    t.html`) and are then named in a warning line. Everything after `--` goes
+    to the script untouched: `run app.py -- --html x` passes `--html x`. The trace is
     written however the script ends; the exit status is the script's own
     (1 after an uncaught exception, 130 after Ctrl-C).
     """
@@ -79,9 +182,18 @@ def run(
 
     result = outcome.result
     name = target.name if target.kind == "module" else os.path.basename(target.path)
-    write_atomic(html_out, result.to_html(title=title or f"flow-xray: {name}"))
+    replaced = [p for p in (html_out, json_out) if p is not None and os.path.exists(p)]
+    write_atomic(html_out, result.to_html(title=title or f"flow-xray trace: {name}"))
     if json_out is not None:
         write_atomic(json_out, result.to_json())
+    if len(result) == 0:
+        # An empty trace over a real one is easy to miss: say so.
+        said = f"; replaced the existing {' and '.join(replaced)}" if replaced else ""
+        click.echo(
+            f"flow-xray: warning: {name} made no traced calls (is @trace on the functions "
+            f"it runs?){said}",
+            err=True,
+        )
     if exporting:
         flush_exporters()
     report(html_out, result, quiet, open_browser)

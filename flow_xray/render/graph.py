@@ -34,6 +34,7 @@ _COLOURS: dict[str, tuple[str, str]] = {
     "error": ("#fef2f2", "#dc2626"),
     "plain": ("#f1f5f9", "#64748b"),
 }
+_CONTROL = re.compile(r"[\x00-\x1f]")
 _SAFE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # Words Graphviz reserves; they cannot be bare node ids.
 _KEYWORDS = frozenset({"node", "edge", "graph", "digraph", "subgraph", "strict"})
@@ -84,10 +85,14 @@ def dot_id(name: str) -> str:
 
 
 def dot_string(text: str) -> str:
-    """Return ``text`` as a quoted DOT string; newlines become Graphviz's ``\\n`` line breaks."""
+    """Return ``text`` as a quoted DOT string: the one DOT escaper of the package.
+
+    Backslashes and quotes are escaped, line breaks become Graphviz's ``\\n``
+    and other control characters spaces, so no text can end the string early.
+    """
     escaped = text.replace("\\", "\\\\").replace('"', '\\"')
     escaped = escaped.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n")
-    return f'"{escaped}"'
+    return f'"{_CONTROL.sub(" ", escaped)}"'
 
 
 def graph_to_dot(graph: Graph, name: str = "G") -> str:

@@ -67,13 +67,20 @@ def trace_to_html(data: Mapping[str, Any], title: str = "flow-xray trace") -> st
     return _page(title, payload)
 
 
-def graph_to_html(graph: Graph, title: str = "flow-xray graph", steps: Sequence[Step] = ()) -> str:
+def graph_to_html(
+    graph: Graph,
+    title: str = "flow-xray graph",
+    steps: Sequence[Step] = (),
+    source: str | None = None,
+) -> str:
     """Return the offline viewer page for a `Graph`, with a stepping view when ``steps`` is given.
 
     The stepping view has a slider, previous/next buttons and arrow / j k keys;
-    each frame highlights its ``active`` node and shows its ``labels``.
+    each frame highlights its ``active`` node and shows its ``labels``. The
+    ``source`` text (the DOT the graph was read from) is kept in the page,
+    shown on demand under the graph with a copy button.
     """
-    payload = {
+    payload: dict[str, Any] = {
         "mode": "graph",
         "title": title,
         "rankdir": graph.rankdir,
@@ -86,15 +93,17 @@ def graph_to_html(graph: Graph, title: str = "flow-xray graph", steps: Sequence[
             {"active": s.active, "caption": s.caption, "labels": dict(s.labels)} for s in steps
         ],
     }
+    if source is not None:
+        payload["source"] = source
     return _page(title, payload)
 
 
 def dot_viewer_html(dot: str, title: str = "flow-xray graph") -> str:
-    """Return the offline viewer page for DOT text: drawn when `parse_dot` understands it,
-    otherwise shown as text with a note."""
+    """Return the offline viewer page for DOT text: drawn when `parse_dot` understands it
+    (the DOT text kept in the page, viewable and copyable), otherwise shown as text."""
     graph = parse_dot(dot)
     if graph is not None:
-        return graph_to_html(graph, title=title)
+        return graph_to_html(graph, title=title, source=dot)
     return _page(title, {"mode": "text", "title": title, "text": dot})
 
 

@@ -63,6 +63,18 @@ def propagate(fn: Callable[P, R]) -> Callable[P, R]:
     return in_context
 
 
+_META_USAGE_KEYS = (
+    "model",
+    "provider",
+    "prompt_tokens",
+    "completion_tokens",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "estimated_cost_usd",
+)
+
+
 class Trace:
     """``@trace``: each call of the decorated function becomes an OpenTelemetry span.
 
@@ -144,6 +156,33 @@ class Trace:
             span.set_attributes({attr.META_PREFIX + key: v for key, v in values.items()})
         except Exception:
             contained("annotations")
+
+    @staticmethod
+    def meta(**kwargs: Any) -> None:
+        """0.2.0's ``trace.meta``: LLM keys become usage, every other key metadata.
+
+        ``model``, ``provider``, ``prompt_tokens`` / ``input_tokens``,
+        ``completion_tokens`` / ``output_tokens`` and ``cost_usd`` (or 0.2.0's
+        ``estimated_cost_usd``) go to `usage` (tokens and cost, priced from
+        the table when no cost is given); ``total_tokens`` is derived and
+        dropped when both counts are given; the rest goes to `annotate`.
+
+        Example::
+
+            trace.meta(model=resp.model, prompt_tokens=resp.usage.prompt_tokens,
+                       completion_tokens=resp.usage.completion_tokens, user="u-42")
+        """
+        usage = {k: kwargs.pop(k) for k in _META_USAGE_KEYS if k in kwargs}
+        estimated = usage.pop("estimated_cost_usd", None)
+        if estimated is not None:
+            usage.setdefault("cost_usd", estimated)
+        counts = ("prompt_tokens", "input_tokens"), ("completion_tokens", "output_tokens")
+        if "total_tokens" in kwargs and all(any(k in usage for k in pair) for pair in counts):
+            del kwargs["total_tokens"]
+        if usage:
+            Trace.usage(**usage)
+        if kwargs:
+            Trace.annotate(**kwargs)
 
     # The API side reaches the SDK side here, and only here: collecting spans
     # needs an SDK processor, so `flow_xray.sdk` loads when a capture is asked for.

@@ -20,7 +20,7 @@ from flow_xray.files import write_text_atomic
 SCHEMA_VERSION = 1
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, kw_only=True)
 class TraceNode:
     """One call: a span with its inputs, output, error, timing and LLM metadata.
 
@@ -49,6 +49,15 @@ class TraceNode:
     attributes: dict[str, Any] = field(default_factory=dict)
     events: list[dict[str, Any]] = field(default_factory=list)
     children: list[TraceNode] = field(default_factory=list)
+
+    @property
+    def node_id(self) -> str:
+        """0.2.0's name of `id`."""
+        return self.id
+
+    @node_id.setter
+    def node_id(self, value: str) -> None:
+        self.id = value
 
     @property
     def start(self) -> float:
@@ -90,6 +99,8 @@ class TraceNode:
             for f in fields(node):
                 if f.name != "children":
                     target[f.name] = getattr(node, f.name)
+            if not node.meta:
+                del target["meta"]  # as in 0.2.0: no "meta" key when there is none
             kids: list[dict[str, Any]] = [{} for _ in node.children]
             target["children"] = kids
             stack.extend(zip(node.children, kids, strict=True))
@@ -201,6 +212,15 @@ class TraceResult:
     exception: BaseException | None = field(default=None, compare=False, repr=False)
 
     @property
+    def return_value(self) -> Any:
+        """0.2.0's name of `value`: what the traced function returned."""
+        return self.value
+
+    @return_value.setter
+    def return_value(self, value: Any) -> None:
+        self.value = value
+
+    @property
     def ok(self) -> bool:
         """True when the traced function (``trace.run``) or block returned normally."""
         return self.exception is None
@@ -304,3 +324,55 @@ class TraceResult:
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+# -- 0.2.0's constructor forms -------------------------------------------------------
+# 0.2.0's TraceNode was ``TraceNode(name, node_id, inputs, output=None, error=None,
+# start_ms=0.0, latency_ms=0.0, children=[], meta={})`` and its TraceResult
+# ``TraceResult(roots, return_value=None)``. The dataclass __init__s are keyword-only;
+# these wrappers add the 0.2.0 positional and keyword forms, and refuse (TypeError)
+# anything that could land in the wrong field.
+
+_NODE_POSITIONAL_020 = (
+    "name",
+    "id",
+    "inputs",
+    "output",
+    "error",
+    "start_ms",
+    "latency_ms",
+    "children",
+    "meta",
+)
+_node_init = TraceNode.__init__
+_result_init = TraceResult.__init__
+
+
+def _trace_node_init(self: TraceNode, *args: Any, **kwargs: Any) -> None:
+    if len(args) > len(_NODE_POSITIONAL_020):
+        raise TypeError(
+            f"TraceNode takes at most {len(_NODE_POSITIONAL_020)} positional arguments "
+            f"(0.2.0's order: {', '.join(_NODE_POSITIONAL_020)}), got {len(args)}"
+        )
+    if "node_id" in kwargs:
+        node_id = kwargs.pop("node_id")
+        if "id" in kwargs and kwargs["id"] != node_id:
+            raise TypeError("TraceNode got both id= and node_id= (the same field) with two values")
+        kwargs["id"] = node_id
+    for key, value in zip(_NODE_POSITIONAL_020, args, strict=False):
+        if key in kwargs:
+            raise TypeError(f"TraceNode got {key!r} both by position and by keyword")
+        kwargs[key] = value
+    _node_init(self, **kwargs)
+
+
+def _trace_result_init(self: TraceResult, *args: Any, **kwargs: Any) -> None:
+    if "return_value" in kwargs:
+        if "value" in kwargs or len(args) > 1:
+            raise TypeError("TraceResult got both value and return_value (the same field)")
+        kwargs["value"] = kwargs.pop("return_value")
+    _result_init(self, *args, **kwargs)
+
+
+TraceNode.__init__ = _trace_node_init  # type: ignore[method-assign]
+TraceResult.__init__ = _trace_result_init  # type: ignore[method-assign]

@@ -84,37 +84,59 @@ def test_named_snapshots_match_the_steps() -> None:
     assert snapshots["forward"] == value_graph_to_dot(demo_graph())
 
 
-def test_graph_debugger_views() -> None:
-    """dot/ir forward show no gradients; dot/ir backward run a clean backward pass."""
-    root = demo_graph()
-    dbg = GraphDebugger(root)
+def test_graph_debugger_forward_views_have_no_gradients() -> None:
+    """dot_forward and ir_forward show data only."""
+    dbg = GraphDebugger(demo_graph())
     assert "grad" not in dbg.dot_forward()
     assert all("grad" not in node for node in dbg.ir_forward()["nodes"])
-    reference = demo_graph()
-    backward_from(reference)
+
+
+def test_graph_debugger_backward_views_show_the_current_gradients() -> None:
+    """dot_backward / ir_backward export the gradients the user's backward() left."""
+    root, reference = demo_graph(), demo_graph()
+    root.backward()
+    reference.backward()
+    dbg = GraphDebugger(root)
     assert dbg.dot_backward() == value_graph_to_dot(reference, show_grad=True)
     assert dbg.ir_backward() == graph_to_ir(reference)
 
 
+def test_backward_views_never_run_a_pass_of_their_own() -> None:
+    """Before any backward() the backward views show zeros, and the grads stay untouched."""
+    root = demo_graph()
+    leaf = topological_order(root)[0]
+    leaf.grad = 42.0  # the user's own number, e.g. from a custom pass
+    graph, two = GraphDebugger(root), TwoStepDebugger(root)
+    dot, ir, step = graph.dot_backward(), graph.ir_backward(), two.step_backward_dot()
+    assert "grad: 42" in dot and "grad: 42" in step
+    assert ir["nodes"][0]["grad"] == 42.0
+    assert [v.grad for v in topological_order(root)] == [42.0] + [0.0] * 9
+
+
 def test_two_step_debugger() -> None:
-    """Forward DOT has no gradients; backward DOT shows the gradients of a clean pass."""
-    dbg = TwoStepDebugger(demo_graph())
-    reference = demo_graph()
+    """Forward DOT has no gradients; after y.backward() the backward DOT shows them."""
+    root, reference = demo_graph(), demo_graph()
+    dbg = TwoStepDebugger(root)
+    assert dbg.step_forward_dot() == value_graph_to_dot(reference)
+    root.backward()
     backward_from(reference)
-    assert dbg.step_forward_dot() == value_graph_to_dot(demo_graph())
     assert dbg.step_backward_dot() == value_graph_to_dot(reference, show_grad=True)
 
 
 def test_backward_snapshots_do_not_accumulate() -> None:
     """Asking for the backward DOT twice gives the same gradients, not doubled ones."""
-    dbg = TwoStepDebugger(demo_graph())
+    root = demo_graph()
+    root.backward()
+    dbg = TwoStepDebugger(root)
     assert dbg.step_backward_dot() == dbg.step_backward_dot()
 
 
 def test_every_backward_entry_point_rejects_a_non_number_seed() -> None:
-    """A string seed is a clear TypeError everywhere, as in backward_from."""
+    """A seed float() rejects is a clear error everywhere, as in backward_from."""
     root = Value(2.0) * Value(3.0)
-    with pytest.raises(TypeError, match="real number"):
-        list(iter_backward_steps(root, seed="1.5"))  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="real number"):
-        GraphDebugger(root).named_snapshots(seed="1.5")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="Value needs a number"):
+        list(iter_backward_steps(root, seed=None))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="Value needs a number"):
+        GraphDebugger(root).named_snapshots(seed="abc")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="Value needs a number"):
+        backward_from(root, seed=[1.0])  # type: ignore[arg-type]

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from flow_xray.autodiff import Value, backward_from, number_graph, topological_order
+from flow_xray.autodiff import Value, backward_from, position_ids, topological_order
 
 
 def test_topological_order_lists_each_node_once_operands_first(
@@ -49,25 +49,37 @@ def test_topological_order_is_the_same_for_two_builds(ops_graph: Callable[[], Va
     assert shape(ops_graph()) == shape(ops_graph())
 
 
-def test_node_ids_follow_topological_positions(ops_graph: Callable[[], Value]) -> None:
-    """After numbering, node k of the topological order has id ``n<k>``, DOT-safe."""
-    order = number_graph(ops_graph())
-    assert [v.node_id for v in order] == [f"n{k}" for k in range(len(order))]
-    assert all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v.node_id) for v in order)
+def test_export_ids_follow_topological_positions(ops_graph: Callable[[], Value]) -> None:
+    """The export id of node k of the topological order is ``n<k>``, DOT-safe."""
+    order = topological_order(ops_graph())
+    ids = position_ids(order)
+    assert [ids[v] for v in order] == [f"n{k}" for k in range(len(order))]
+    assert all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", i) for i in ids.values())
 
 
-def test_node_id_of_an_unexported_node_numbers_its_own_graph() -> None:
-    """A node never exported gets the id of its position in its own sub-graph."""
+def test_node_id_is_a_creation_counter() -> None:
+    """``node_id`` is ``v<k>``, k counting Values in creation order, operands before results."""
     a = Value(1.0)
-    y = (a + 1).tanh()
-    assert (y.node_id, a.node_id) == ("n3", "n0")
+    y = a * 2
+    k = int(a.node_id[1:])
+    assert (y._prev[1].node_id, y.node_id) == (f"v{k + 1}", f"v{k + 2}")
+
+
+def test_node_id_is_unique_and_stable() -> None:
+    """Ids differ between Values and do not change when the node joins a bigger graph."""
+    a = Value(1.0)
+    before = a.node_id
+    graphs = [(a + k).tanh() for k in range(100)]
+    nodes = {v for g in graphs for v in topological_order(g)}
+    assert a.node_id == before
+    assert len({v.node_id for v in nodes}) == len(nodes)
 
 
 def test_display_name_is_label_or_id() -> None:
     """``display_name`` is the label when set, else the node id."""
-    a = Value(1.0, "a")
+    a = Value(1.0, label="a")
     y = a * 2
-    assert (a.display_name, y.display_name) == ("a", "n2")
+    assert (a.display_name, y.display_name) == ("a", y.node_id)
 
 
 @pytest.mark.slow

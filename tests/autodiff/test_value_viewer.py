@@ -10,7 +10,7 @@ from flow_xray.autodiff import (
     Value,
     backward_from,
     demo_graph,
-    number_graph,
+    position_ids,
     standalone_viewer_html,
     topological_order,
     value_graph_to_dot,
@@ -39,7 +39,8 @@ def test_frames_have_one_step_per_node() -> None:
     root = demo_graph()
     graph, steps = value_graph_frames(root)
     order = topological_order(root)
-    assert [step.active for step in steps] == [v.node_id for v in reversed(order)]
+    ids = position_ids(order)
+    assert [step.active for step in steps] == [ids[v] for v in reversed(order)]
     assert len(graph.nodes) == len(order)
     assert graph.rankdir == "BT"
 
@@ -74,8 +75,10 @@ def test_graph_nodes_show_final_gradients_and_details() -> None:
     reference = demo_graph()
     backward_from(reference)
     by_id = {node.id: node for node in graph.nodes}
-    for v in number_graph(reference):
-        node = by_id[v.node_id]
+    order = topological_order(reference)
+    ids = position_ids(order)
+    for v in order:
+        node = by_id[ids[v]]
         assert node.detail["data"] == v.data
         assert node.detail["grad"] == v.grad
         assert node.detail["op"] == (v._op or "leaf")

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 from cli_support import SCRIPTS, invoke
 
 from flow_xray.autodiff import value_graph_to_dot
-from flow_xray.autodiff.demo import demo_graph
+from flow_xray.autodiff.demo import demo_graph, expression_graph
 
 
 def labels(dot: str) -> dict[str, str]:
@@ -17,45 +21,54 @@ def labels(dot: str) -> dict[str, str]:
     return {label.split("\\n")[0]: label for label in found if "\\n" in label}
 
 
-def test_dot_demo_writes_both_graphs_by_default(in_tmp: Path) -> None:
-    """With no WHICH, demo_forward.dot and demo_backward.dot are written."""
+def test_dot_demo_prints_the_forward_graph_to_stdout(in_tmp: Path) -> None:
+    """With no output option, `dot demo` prints 0.2.0's demo graph (forward) and writes nothing."""
     result = invoke("dot", "demo")
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in in_tmp.iterdir()) == ["demo_backward.dot", "demo_forward.dot"]
+    assert result.stdout == value_graph_to_dot(expression_graph())
+    assert list(in_tmp.iterdir()) == []
 
 
-def test_dot_demo_forward_is_the_library_dot(in_tmp: Path) -> None:
-    """The forward file is exactly the demo graph's DOT, without gradients."""
-    invoke("dot", "demo", "forward")
-    text = (in_tmp / "demo_forward.dot").read_text(encoding="utf-8")
-    assert text == value_graph_to_dot(demo_graph())
-    assert "grad:" not in text
+def test_dot_demo_default_graph_is_0_2_0s_expression() -> None:
+    """The default demo is ((a*b)+c).relu().tanh() with a=2, b=-3, c=10, named L."""
+    boxes = labels(invoke("dot", "demo").stdout)
+    assert {"a", "b", "c", "L"} <= set(boxes)
+    assert boxes["L"] == "L\\nop: tanh\\ndata: 0.999329"
+    assert "op: ReLU" in invoke("dot", "demo").stdout
 
 
-def test_dot_demo_backward_shows_gradients(in_tmp: Path) -> None:
-    """The backward file has the gradients after backward: 1 at the output."""
-    invoke("dot", "demo", "backward")
-    assert not (in_tmp / "demo_forward.dot").exists()
-    boxes = labels((in_tmp / "demo_backward.dot").read_text(encoding="utf-8"))
-    assert boxes["o"].endswith("grad: 1")
+def test_dot_demo_backward_prints_gradients() -> None:
+    """`dot demo backward` prints the graph after backward: 1 at L, every box with a grad."""
+    boxes = labels(invoke("dot", "demo", "backward").stdout)
+    assert boxes["L"].endswith("grad: 1")
+    assert boxes["a"].endswith("grad: -0.00402285")
     assert all("grad: " in box for box in boxes.values())
 
 
-def test_dot_demo_output_dir(in_tmp: Path) -> None:
-    """--output-dir puts the files in that folder."""
-    (in_tmp / "graphs").mkdir()
-    invoke("dot", "demo", "--output-dir", "graphs")
-    assert sorted(p.name for p in (in_tmp / "graphs").iterdir()) == [
-        "demo_backward.dot",
-        "demo_forward.dot",
-    ]
+def test_dot_demo_neuron_graph() -> None:
+    """`--graph neuron` prints the tanh neuron instead."""
+    assert invoke("dot", "demo", "--graph", "neuron").stdout == value_graph_to_dot(demo_graph())
+
+
+def test_dot_demo_output_dir_is_created_with_both_files(in_tmp: Path) -> None:
+    """--output-dir DIR creates DIR (and parents) and writes forward.dot and backward.dot."""
+    result = invoke("dot", "demo", "--output-dir", "out/graphs")
+    assert result.exit_code == 0, result.output
+    folder = in_tmp / "out" / "graphs"
+    assert sorted(p.name for p in folder.iterdir()) == ["backward.dot", "forward.dot"]
+    assert (folder / "forward.dot").read_text(encoding="utf-8") == value_graph_to_dot(
+        expression_graph()
+    )
+    assert "grad: 1" in (folder / "backward.dot").read_text(encoding="utf-8")
+    assert result.stdout == ""
 
 
 def test_dot_demo_backward_html_is_the_stepping_viewer(in_tmp: Path) -> None:
-    """`dot demo backward --html` writes the viewer that steps through the backward pass."""
-    invoke("dot", "demo", "backward", "--html", "steps.html")
+    """`dot demo backward --html` writes only the viewer that steps through the backward pass."""
+    result = invoke("dot", "demo", "backward", "--html", "steps.html")
     html = (in_tmp / "steps.html").read_text(encoding="utf-8")
     assert "step 1/" in html
+    assert (result.stdout, [p.name for p in in_tmp.iterdir()]) == ("", ["steps.html"])
 
 
 def test_dot_demo_forward_html(in_tmp: Path) -> None:
@@ -65,13 +78,35 @@ def test_dot_demo_forward_html(in_tmp: Path) -> None:
     assert html.lstrip().lower().startswith("<!doctype") and "step 1/" not in html
 
 
-def test_dot_export_writes_stem_dot(in_tmp: Path) -> None:
-    """`dot export SCRIPT` writes <stem>.dot with the graph of the script's `root`."""
+def test_graphviz_renders_what_dot_demo_prints(
+    in_tmp: Path, e2e_missing: Callable[[str], NoReturn]
+) -> None:
+    """`flow-xray dot demo backward | dot -Tsvg` works with the real Graphviz."""
+    if shutil.which("dot") is None:
+        e2e_missing("graphviz `dot` not found")
+    printed = invoke("dot", "demo", "backward").stdout
+    done = subprocess.run(
+        ["dot", "-Tsvg"], input=printed, capture_output=True, text=True, check=False, timeout=60
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.count('class="node"') == 7 and "ReLU" in done.stdout
+
+
+def test_dot_export_prints_the_scripts_root(in_tmp: Path) -> None:
+    """`dot export SCRIPT` prints the DOT of the script's `root` and writes nothing."""
     result = invoke("dot", "export", str(SCRIPTS / "value_root.py"))
     assert result.exit_code == 0, result.output
-    boxes = labels((in_tmp / "value_root.dot").read_text(encoding="utf-8"))
+    boxes = labels(result.stdout)
     assert {"a", "b", "c", "out"} <= set(boxes)
-    assert boxes["out"] == "out\\nop: relu\\ndata: 4"
+    assert boxes["out"] == "out\\nop: ReLU\\ndata: 4"
+    assert list(in_tmp.iterdir()) == []
+
+
+def test_dot_export_output_file(in_tmp: Path) -> None:
+    """-o FILE.dot writes the DOT there and prints nothing on stdout."""
+    result = invoke("dot", "export", str(SCRIPTS / "value_root.py"), "-o", "g.dot")
+    assert result.stdout == ""
+    assert labels((in_tmp / "g.dot").read_text(encoding="utf-8"))["out"].startswith("out")
 
 
 def test_dot_export_backward_fills_gradients(in_tmp: Path) -> None:
@@ -83,20 +118,24 @@ def test_dot_export_backward_fills_gradients(in_tmp: Path) -> None:
 
 
 def test_dot_export_html(in_tmp: Path) -> None:
-    """--html also writes an offline viewer."""
+    """--html writes an offline viewer (and no DOT unless -o is given too)."""
     invoke("dot", "export", str(SCRIPTS / "value_root.py"), "--html", "g.html")
-    assert sorted(p.name for p in in_tmp.iterdir()) == ["g.html", "value_root.dot"]
+    assert sorted(p.name for p in in_tmp.iterdir()) == ["g.html"]
+    invoke("dot", "export", str(SCRIPTS / "value_root.py"), "--html", "h.html", "-o", "h.dot")
+    assert sorted(p.name for p in in_tmp.iterdir()) == ["g.html", "h.dot", "h.html"]
 
 
-def test_dot_export_runs_script_not_as_main(in_tmp: Path) -> None:
-    """The export script's `if __name__ == "__main__":` block does not run."""
+def test_dot_export_runs_script_as_main(in_tmp: Path) -> None:
+    """As in 0.2.0 the script runs as __main__: a root built in its main block is found."""
     script = in_tmp / "graph.py"
     script.write_text(
-        "from flow_xray import Value\nroot = Value(1.0, 'r')\n"
-        "if __name__ == '__main__':\n    raise SystemExit('main block ran')\n",
+        "from flow_xray import Value\n"
+        "if __name__ == '__main__':\n    root = Value(1.0, label='from_main') * 2\n",
         encoding="utf-8",
     )
-    assert invoke("dot", "export", str(script)).exit_code == 0
+    result = invoke("dot", "export", str(script))
+    assert result.exit_code == 0, result.output
+    assert "from_main" in labels(result.stdout)
 
 
 def test_dot_export_script_crash_shows_its_traceback(in_tmp: Path) -> None:

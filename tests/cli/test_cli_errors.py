@@ -154,10 +154,11 @@ def test_dot_demo_bad_which(in_tmp: Path) -> None:
     assert "sideways" in error_line(invoke("dot", "demo", "sideways"))
 
 
-def test_dot_demo_missing_output_dir(in_tmp: Path) -> None:
-    """`dot demo --output-dir` naming a missing folder fails and writes nothing."""
-    assert "no-such-dir" in error_line(invoke("dot", "demo", "--output-dir", "no-such-dir"))
-    assert list(in_tmp.iterdir()) == []
+def test_dot_demo_output_dir_that_cannot_be_created(in_tmp: Path) -> None:
+    """`dot demo --output-dir` under a plain file fails on one line and writes nothing."""
+    (in_tmp / "afile").write_text("x", encoding="utf-8")
+    assert "afile/sub" in error_line(invoke("dot", "demo", "--output-dir", "afile/sub"))
+    assert [p.name for p in in_tmp.iterdir()] == ["afile"]
 
 
 def test_dot_export_missing_script(in_tmp: Path) -> None:

@@ -56,12 +56,28 @@ def test_script_arguments_are_passed_through(flow_xray: Cli) -> None:
     assert _script_output(proc)["argv"] == ["a", "-x", "--long=1"]
 
 
-def test_options_after_the_script_belong_to_the_script(flow_xray: Cli, tmp_path: Path) -> None:
-    """`run script.py --html x --quiet`: the options go to the script; flow-xray keeps defaults."""
-    proc = flow_xray("run", str(SCRIPTS / "traced_ok.py"), "--html", "x.html", "--quiet")
-    assert _script_output(proc)["argv"] == ["--html", "x.html", "--quiet"]
+def test_own_options_after_the_script_are_flow_xrays_with_a_warning(
+    flow_xray: Cli, tmp_path: Path
+) -> None:
+    """`run script.py --html x.html --title T` (0.2.0's form) writes x.html titled T, and one
+    warning line says how to pass such options to the script instead."""
+    proc = flow_xray("run", str(SCRIPTS / "traced_ok.py"), "--html", "x.html", "--title", "T")
+    assert _script_output(proc)["argv"] == []
+    assert "<title>T</title>" in (tmp_path / "x.html").read_text(encoding="utf-8")
+    warnings = [line for line in proc.stderr.splitlines() if "warning" in line]
+    script = SCRIPTS / "traced_ok.py"
+    assert warnings == [
+        f"flow-xray: warning: read --html, --title after {script} as flow-xray's options; "
+        f"to pass them to {script}, put them after `--`"
+    ]
+
+
+def test_everything_after_double_dash_belongs_to_the_script(flow_xray: Cli, tmp_path: Path) -> None:
+    """`run script.py a -- --html x.html --quiet`: after `--` it all goes to the script."""
+    proc = flow_xray("run", str(SCRIPTS / "traced_ok.py"), "a", "--", "--html", "x.html", "-q")
+    assert _script_output(proc)["argv"] == ["a", "--html", "x.html", "-q"]
     assert not (tmp_path / "x.html").exists()
-    assert (tmp_path / "traced_ok_trace.html").exists()
+    assert "warning" not in proc.stderr
     assert "flow-xray: wrote traced_ok_trace.html" in proc.stderr
 
 

@@ -106,11 +106,12 @@ def test_long_label_lines_stay_inside_their_box(open_page: OpenPage) -> None:
 
 
 def test_cli_backward_viewer_steps_gradients_in(open_page: OpenPage, tmp_path: Path) -> None:
-    """`flow-xray dot demo backward --html` opens offline; stepping fills x1's gradient:
+    """`flow-xray dot demo backward --graph neuron --html` opens offline; stepping fills x1's grad:
     0 at the first step, -1.5 at the last (the demo neuron's known value)."""
     out = tmp_path / "demo.html"
     result = CliRunner().invoke(
-        cli, ["dot", "demo", "backward", "--output-dir", str(tmp_path), "--html", str(out)]
+        cli,
+        ["dot", "demo", "backward", "--graph", "neuron", "--html", str(out)],
     )
     assert result.exit_code == 0, result.output
     loaded = open_page(out.read_text(encoding="utf-8"), "cli-backward")

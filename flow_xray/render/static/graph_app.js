@@ -22,6 +22,7 @@ FX.GraphApp = function (data) {
   if (this.steps.length) left.appendChild(this._stepper());
   const pane = FX.el("div", "fx-pane fx-graph-pane fx-graph-full");
   left.appendChild(pane);
+  if (typeof data.source === "string") left.appendChild(FX.dotSource(data.source));
   main.appendChild(left);
   this.panel = FX.el("aside", "fx-detail");
   main.appendChild(this.panel);
@@ -172,6 +173,36 @@ FX.GraphApp.prototype._key = function (e) {
   } else if (e.key === "f") this.view.fit(true);
   else return;
   e.preventDefault();
+};
+
+// The DOT text a drawn page was made from: folded under the graph, with a copy button
+// (the clipboard API where the page may use it, else the text is selected and copied).
+FX.dotSource = function (text) {
+  const box = FX.el("details", "fx-dot-source");
+  box.appendChild(FX.el("summary", "", "DOT source"));
+  const copy = FX.el("button", "fx-btn fx-copy-dot", "Copy DOT");
+  copy.type = "button";
+  const pre = FX.el("pre", "fx-pre fx-dot-text", text);
+  const done = function (ok) { copy.textContent = ok ? "Copied" : "Selected: press Ctrl+C"; };
+  const fallback = function () {
+    const range = document.createRange();
+    range.selectNodeContents(pre);
+    const selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    let ok = false;
+    try { ok = document.execCommand("copy"); } catch (e) { ok = false; }
+    done(ok);
+  };
+  copy.addEventListener("click", function () {
+    box.open = true;
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(function () { done(true); }, fallback);
+    } else fallback();
+  });
+  box.appendChild(copy);
+  box.appendChild(pre);
+  return box;
 };
 
 FX.textApp = function (data) {

@@ -1,0 +1,26 @@
+"""0.2.0's import path ``flow_xray.export_html``: single-file offline HTML viewers.
+
+A thin module over `flow_xray.autodiff.viewer` (DOT graphs) and
+`flow_xray.render` (traces). Pages need no network: 0.2.0 loaded Graphviz
+from a CDN, these draw the graph themselves.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flow_xray.autodiff.viewer import standalone_viewer_html, write_standalone_viewer_html
+
+__all__ = ["standalone_viewer_html", "trace_to_standalone_html", "write_standalone_viewer_html"]
+
+
+def trace_to_standalone_html(trace_result: Any, *, title: str = "flow-xray trace") -> str:
+    """Return the offline viewer page of a `TraceResult` (``result.to_html`` writes the same).
+
+    Example::
+
+        page = trace_to_standalone_html(trace.run(agent, "query"), title="agent")
+    """
+    from flow_xray.render import trace_to_html
+
+    return trace_to_html(trace_result.to_dict(), title=title)

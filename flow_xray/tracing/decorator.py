@@ -185,7 +185,7 @@ def _source_path(filename: str) -> str:
 
 def _default_name(func: Callable[..., Any]) -> str:
     qualname = getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or repr(func)
-    return str(qualname).rpartition(".<locals>.")[2]
+    return str(qualname)
 
 
 def wrap(func: Callable[..., Any], options: TraceOptions) -> Callable[..., Any]:

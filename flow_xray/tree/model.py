@@ -233,12 +233,17 @@ class TraceResult:
         return sum(1 for _ in self)
 
     def find(self, name: str) -> TraceNode | None:
-        """Return the first node (pre-order) called ``name``, or None."""
-        return next((node for node in self if node.name == name), None)
+        """Return the first node (pre-order) called ``name``, or None.
+
+        A nested function's default span name is its full ``__qualname__``
+        (``outer.<locals>.inner``); ``find("inner")`` finds it too.
+        """
+        return next(iter(self.find_all(name)), None)
 
     def find_all(self, name: str) -> list[TraceNode]:
-        """Return every node called ``name``, in pre-order."""
-        return [node for node in self if node.name == name]
+        """Return every node called ``name`` (or ``<...>.<locals>.name``), in pre-order."""
+        nested = ".<locals>." + name
+        return [node for node in self if node.name == name or node.name.endswith(nested)]
 
     @property
     def totals(self) -> Totals:

@@ -15,6 +15,11 @@ from flow_xray import trace
 from flow_xray.tree.model import TraceNode
 
 
+def short(name: str) -> str:
+    """A span name without the ``test_x.<locals>.`` prefix of functions defined in a test."""
+    return name.rpartition(".<locals>.")[2]
+
+
 def only(result: Any, name: str) -> TraceNode:
     nodes = result.find_all(name)
     assert len(nodes) == 1, [n.name for n in result]
@@ -48,7 +53,7 @@ def test_every_decorator_form_produces_one_span_per_call() -> None:
         empty(2)
         positional(3)
         keyword(4)
-    assert [n.name for n in result] == ["bare", "empty", "custom", "keyword"]
+    assert [short(n.name) for n in result] == ["bare", "empty", "custom", "keyword"]
     assert result.find("keyword").kind == "tool"  # type: ignore[union-attr]
     assert result.find("bare").kind == "chain"  # type: ignore[union-attr]
 
@@ -160,7 +165,12 @@ def test_methods_do_not_capture_self_or_cls() -> None:
         Agent.build(3)
         Agent.build2(4)
         Agent.helper(5)
-    assert [n.name for n in result] == ["Agent.act", "Agent.build", "Agent.build2", "Agent.helper"]
+    assert [short(n.name) for n in result] == [
+        "Agent.act",
+        "Agent.build",
+        "Agent.build2",
+        "Agent.helper",
+    ]
     assert [n.inputs for n in result] == [{"goal": "win"}, {"size": 3}, {"size": 4}, {"x": 5}]
 
 
@@ -199,7 +209,7 @@ def test_nested_calls_form_a_tree_in_call_order() -> None:
     with trace.capture() as result:
         root()
     (node,) = result.roots
-    assert node.name == "root"
+    assert short(node.name) == "root"
     assert [c.inputs["i"] for c in node.children] == [1, 2]
     assert all(c.parent_id == node.span_id for c in node.children)
 
@@ -352,7 +362,7 @@ def test_generator_span_covers_the_whole_iteration() -> None:
     node = only(result, "numbers")
     assert not node.incomplete
     assert node.output == {"yielded": [0, 1, 2], "count": 3, "returned": "done"}
-    assert [c.name for c in node.children] == ["inner"] * 3
+    assert [short(c.name) for c in node.children] == ["inner"] * 3
 
 
 def test_generator_closed_early_is_marked_incomplete() -> None:
@@ -404,7 +414,7 @@ def test_no_context_stays_attached_across_yield() -> None:
     with trace.capture() as result:
         for item in producer():
             consumer_step(item)
-    assert {n.name for n in result.roots} == {"producer", "consumer_step"}
+    assert {short(n.name) for n in result.roots} == {"producer", "consumer_step"}
     assert only(result, "producer").children == []
 
 
@@ -629,3 +639,18 @@ def test_hostile_static_attributes_never_break_decoration_or_calls() -> None:
     assert "<cycle>" in attrs["cyclic"]
     assert len(attrs["big"]) <= 8192
     assert attrs["n"] == "<int bits=16610>"
+
+
+def test_the_default_span_name_is_the_full_qualname() -> None:
+    """As in 0.2.0: a function defined inside another is named ``outer.<locals>.inner``."""
+
+    @trace
+    def inner() -> None:
+        return None
+
+    with trace.capture() as result:
+        inner()
+    (node,) = result
+    assert node.name == inner.__qualname__
+    assert node.name.endswith(".<locals>.inner")
+    assert result.find("inner") is node  # find() also takes the short name

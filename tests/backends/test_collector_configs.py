@@ -84,7 +84,7 @@ def test_built_collector_has_exactly_the_components_the_configs_use(otelcol: Pat
 
 
 def test_manifest_components_carry_the_pinned_versions() -> None:
-    """Every module in otelcol-builder.yaml is at COLLECTOR_VERSION (1.x: COLLECTOR_STABLE_VERSION)."""
+    """Every module in otelcol-builder.yaml is at the pinned Collector release (0.x or 1.x)."""
     pinned = versions()
     manifest = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
     modules = [item["gomod"] for key in (*KINDS, "providers") for item in manifest.get(key, [])]

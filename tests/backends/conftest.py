@@ -56,9 +56,7 @@ def jaeger(jaeger_binary: Path, tmp_path_factory: pytest.TempPathFactory) -> Ite
         pytest.fail(str(failed))
 
 
-def _collector(
-    otelcol: Path, name: str, env: dict[str, str], workdir: Path
-) -> Iterator[Collector]:
+def _collector(otelcol: Path, name: str, env: dict[str, str], workdir: Path) -> Iterator[Collector]:
     try:
         with start_collector(otelcol, EXPORTERS / f"{name}.yaml", env, workdir) as collector:
             yield collector

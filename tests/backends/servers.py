@@ -166,8 +166,10 @@ def start_jaeger(binary: Path, workdir: Path) -> Iterator[Jaeger]:
             server=server,
         )
         server.wait_until(
-            lambda: _http_status(jaeger.query_url + "/api/services") == 200
-            and _accepts(ports["JAEGER_OTLP_GRPC_PORT"]),
+            lambda: (
+                _http_status(jaeger.query_url + "/api/services") == 200
+                and _accepts(ports["JAEGER_OTLP_GRPC_PORT"])
+            ),
             "serving its query API and OTLP receiver",
         )
         yield jaeger

@@ -197,7 +197,7 @@ def test_debug_config_prints_every_attribute() -> None:
     ],
 )
 def test_backend_configs_export_otlp_grpc_to_their_variable(name: str, variable: str) -> None:
-    """Jaeger, Tempo and redacted send OTLP/gRPC (``otlp_grpc``) to the endpoint their variable names."""
+    """Jaeger, Tempo and redacted export with otlp_grpc to the endpoint their variable names."""
     config = load_yaml(EXPORTERS_DIR / f"{name}.yaml")
     exporter_id, settings = _traces_exporter(config)
     assert component_type(exporter_id) == "otlp_grpc"

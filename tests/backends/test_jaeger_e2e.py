@@ -41,9 +41,9 @@ def test_parent_links_arrive(landed: Landed) -> None:
     spans = landed.by_name()
     agent_id = spans["agent"].span.span_id
     assert spans["agent"].span.parent_id is None
-    assert {name: spans[name].span.parent_id for name in ("plan", "search", "fetch")} == dict.fromkeys(
-        ("plan", "search", "fetch"), agent_id
-    )
+    assert {
+        name: spans[name].span.parent_id for name in ("plan", "search", "fetch")
+    } == dict.fromkeys(("plan", "search", "fetch"), agent_id)
     assert spans["rank"].span.parent_id == spans["search"].span.span_id
 
 

@@ -19,6 +19,7 @@ nests them). No OpenTelemetry here: a pure function from parsed JSON to
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from contextlib import suppress
 from typing import Any
 
 from flow_xray.errors import TraceFileError
@@ -204,27 +205,29 @@ def _tags(items: Any, what: str) -> dict[str, Any]:
 
 
 def _tag_value(tag: Mapping[str, Any]) -> Any:
-    """A tag's value; numbers and booleans may come as text (large int64, embedded processes)."""
+    """A tag's value by its type; numbers and booleans may come as text (an int64 past
+    2**53, the embedded-process form). Binary stays as Jaeger encoded it (base64)."""
     kind, value = tag.get("type", "string"), tag.get("value")
-    try:
-        if kind == "int64" and not isinstance(value, bool):
-            return int(value) if isinstance(value, (int, str)) else _bad(tag)
-        if kind == "float64" and not isinstance(value, bool):
-            return float(value) if isinstance(value, (int, float, str)) else _bad(tag)
-    except ValueError:
-        _bad(tag)
-    if kind == "bool":
+    if kind in ("string", "binary"):
+        if isinstance(value, str):
+            return value
+    elif kind == "bool":
         if isinstance(value, bool):
             return value
         if value in ("true", "false"):
             return value == "true"
-        _bad(tag)
-    if kind in ("string", "binary") and isinstance(value, str):
-        return value  # binary stays as Jaeger encoded it (base64, or hex when embedded)
-    if kind in ("string", "binary"):
-        _bad(tag)
-    return value  # an unknown type: keep the value as given
-
-
-def _bad(tag: Mapping[str, Any]) -> Any:
-    raise _BadSpan(f"tag {tag.get('key')!r}: {tag.get('value')!r} is not a valid {tag.get('type')}")
+    elif kind == "int64":
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            with suppress(ValueError):
+                return int(value)
+    elif kind == "float64":
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            with suppress(ValueError):
+                return float(value)
+    else:
+        return value  # a type this reader does not know: keep the value as given
+    raise _BadSpan(f"tag {tag.get('key')!r}: {value!r} is not a valid {kind}")

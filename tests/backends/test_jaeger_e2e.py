@@ -63,7 +63,7 @@ def test_span_kinds_arrive(landed: Landed) -> None:
 
 
 def test_inputs_and_outputs_arrive(landed: Landed) -> None:
-    """input.value and output.value arrive as the JSON flow-xray wrote."""
+    """input.value and output.value arrive as written: JSON for data, plain text for a string."""
     spans = landed.by_name()
     assert json.loads(spans["search"].span.attributes["input.value"]) == {
         "query": "backends",
@@ -73,7 +73,8 @@ def test_inputs_and_outputs_arrive(landed: Landed) -> None:
         "backends-a",
         "backends-b",
     ]
-    assert json.loads(spans["agent"].span.attributes["output.value"]) == "partial answer"
+    agent = spans["agent"].span.attributes
+    assert (agent["output.value"], agent["output.mime_type"]) == ("partial answer", "text/plain")
 
 
 def test_token_attributes_arrive(landed: Landed) -> None:

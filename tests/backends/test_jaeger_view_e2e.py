@@ -107,7 +107,9 @@ def _shape(value: Any) -> Any:
             return ("tag", value["key"], value["type"])
         return {key: _shape(item) for key, item in value.items()}
     if isinstance(value, list):
-        return sorted((_shape(item) for item in value), key=lambda item: json.dumps(item, sort_keys=True))
+        return sorted(
+            (_shape(item) for item in value), key=lambda item: json.dumps(item, sort_keys=True)
+        )
     return type(value).__name__
 
 

@@ -31,7 +31,7 @@ JAEGER_DERIVED = frozenset(
 
 
 def tag_value(tag: dict[str, Any]) -> Any:
-    """A Jaeger tag's value as Python data (``binary`` stays base64 text decoded to bytes)."""
+    """A Jaeger tag's value as Python data (``binary``: the bytes its base64 text encodes)."""
     kind, value = tag.get("type", "string"), tag["value"]
     if kind == "int64":
         return int(value)

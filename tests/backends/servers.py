@@ -16,7 +16,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,7 +95,9 @@ class Process:
         """A ServerFailed naming the server, ``why`` and the end of its log."""
         return ServerFailed(f"{self.name} {why}:\n{self.log()[-4000:]}")
 
-    def wait_until(self, ready: Any, what: str, timeout_s: float = START_TIMEOUT_S) -> None:
+    def wait_until(
+        self, ready: Callable[[], bool], what: str, timeout_s: float = START_TIMEOUT_S
+    ) -> None:
         """Poll ``ready()`` until it is true; raise if the process exits or time runs out."""
         deadline = time.monotonic() + timeout_s
         while not ready():

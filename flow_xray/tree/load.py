@@ -17,6 +17,7 @@ from typing import Any
 
 from flow_xray.errors import TraceFileError
 from flow_xray.tree.build import build_result
+from flow_xray.tree.jaeger_json import is_jaeger_json, read_jaeger_json
 from flow_xray.tree.model import TraceResult
 from flow_xray.tree.otlp_json import read_otlp_json
 
@@ -59,18 +60,28 @@ def _read_otlp(parsed: Parsed) -> TraceResult:
     return build_result(read_otlp_json(lines))
 
 
+def _is_jaeger(parsed: Parsed) -> bool:
+    return parsed.whole and is_jaeger_json(parsed.first)
+
+
+def _read_jaeger(parsed: Parsed) -> TraceResult:
+    return build_result(read_jaeger_json(parsed.first))
+
+
 FORMATS: tuple[TraceFormat, ...] = (
     TraceFormat("flow-xray JSON", "an object with 'nodes'", _is_flow_xray, _read_flow_xray),
     TraceFormat("OTLP JSON", "'resourceSpans' objects, one per line", _is_otlp, _read_otlp),
+    TraceFormat("Jaeger JSON", "the query API's {'data': [traces]}", _is_jaeger, _read_jaeger),
 )
 
 
 def load_trace(path: str | os.PathLike[str]) -> TraceResult:
     """Read a saved trace in any format flow-xray knows, telling formats apart by content.
 
-    Formats: flow-xray JSON (``TraceResult.save``, ``flow-xray run --json``) and
+    Formats: flow-xray JSON (``TraceResult.save``, ``flow-xray run --json``);
     OTLP JSON, one object per line as the Collector's ``file`` exporter writes
-    (``flow-xray run --otlp-json``) or a single object.
+    (``flow-xray run --otlp-json``) or a single object; and Jaeger JSON, what
+    Jaeger's UI and query API return for a trace (``GET /api/traces/ID``).
 
     Raises:
         TraceFileError: the file cannot be read or is in no known format.

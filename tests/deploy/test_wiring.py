@@ -90,16 +90,44 @@ def test_otlp_receiver_listens_on_the_standard_ports(config: dict[str, Any]) -> 
     assert host_and_port(protocols["http"]["endpoint"]) == ("0.0.0.0", 4318)
 
 
-def test_every_listener_binds_the_same_overridable_host(config: dict[str, Any]) -> None:
-    """Receivers and health check bind one host, COLLECTOR_LISTEN_HOST (default 0.0.0.0)."""
+# Each listener of a config: where it is in the config, its port variable and default port.
+LISTENERS = {
+    "OTLP gRPC receiver": ("COLLECTOR_OTLP_GRPC_PORT", 4317),
+    "OTLP HTTP receiver": ("COLLECTOR_OTLP_HTTP_PORT", 4318),
+    "health_check": ("COLLECTOR_HEALTH_PORT", 13133),
+    "own metrics": ("COLLECTOR_METRICS_PORT", 8888),
+}
+
+
+def _listeners(config: dict[str, Any]) -> dict[str, str]:
+    """Each listener's ``host:port`` as written (the metrics reader's host and port joined)."""
     protocols = config["receivers"]["otlp"]["protocols"]
-    endpoints = [
-        protocols["grpc"]["endpoint"],
-        protocols["http"]["endpoint"],
-        config["extensions"]["health_check"]["endpoint"],
-    ]
-    hosts = {endpoint.rsplit(":", 1)[0] for endpoint in endpoints}
-    assert hosts == {"${env:COLLECTOR_LISTEN_HOST:-0.0.0.0}"}
+    (reader,) = config["service"]["telemetry"]["metrics"]["readers"]
+    prometheus = reader["pull"]["exporter"]["prometheus"]
+    return {
+        "OTLP gRPC receiver": protocols["grpc"]["endpoint"],
+        "OTLP HTTP receiver": protocols["http"]["endpoint"],
+        "health_check": config["extensions"]["health_check"]["endpoint"],
+        "own metrics": f"{prometheus['host']}:{prometheus['port']}",
+    }
+
+
+def test_every_listener_binds_the_same_overridable_host(config: dict[str, Any]) -> None:
+    """Receivers, health check and metrics bind COLLECTOR_LISTEN_HOST (default 0.0.0.0)."""
+    for name, endpoint in _listeners(config).items():
+        assert env_references(endpoint)[0] == ("COLLECTOR_LISTEN_HOST", "0.0.0.0"), name
+
+
+def test_every_listener_port_is_overridable(config: dict[str, Any]) -> None:
+    """Each listener's port is its own variable defaulting to the standard port.
+
+    A second Collector, or Jaeger v2 (which also takes 13133 and 8888), can
+    then share the host: a Collector that cannot bind a port refuses to start.
+    """
+    for name, endpoint in _listeners(config).items():
+        variable, port = LISTENERS[name]
+        assert env_references(endpoint)[1:] == [(variable, str(port))], name
+        assert host_and_port(with_defaults(endpoint)) == ("0.0.0.0", port), name
 
 
 def test_memory_limiter_first_and_batch_last(config: dict[str, Any]) -> None:
@@ -169,10 +197,10 @@ def test_debug_config_prints_every_attribute() -> None:
     ],
 )
 def test_backend_configs_export_otlp_grpc_to_their_variable(name: str, variable: str) -> None:
-    """Jaeger, Tempo and redacted configs send OTLP/gRPC to an endpoint read from their variable."""
+    """Jaeger, Tempo and redacted export with otlp_grpc to the endpoint their variable names."""
     config = load_yaml(EXPORTERS_DIR / f"{name}.yaml")
     exporter_id, settings = _traces_exporter(config)
-    assert component_type(exporter_id) == "otlp"
+    assert component_type(exporter_id) == "otlp_grpc"
     assert [ref for ref, _ in env_references(settings["endpoint"])] == [variable]
     assert host_and_port(with_defaults(settings["endpoint"]))[1] == 4317
 

@@ -229,7 +229,7 @@ class _Matcher:
         path = path if isinstance(path, str) and path else None
         if path is not None and isinstance(line, int) and not isinstance(line, bool):
             found = [
-                f for f in self.by_line.get((_basename(path), line), ()) if _same_file(f.path, path)
+                f for f in self.by_line.get((_basename(path), line), ()) if _same_file(f, path)
             ]
             if len(found) > 1 and isinstance(qualname, str):
                 found = [f for f in found if f.qualname == qualname] or found
@@ -238,7 +238,7 @@ class _Matcher:
         if isinstance(qualname, str):
             found = list(self.by_qualname.get(qualname, ()))
             if path is not None and len(found) > 1:
-                found = [f for f in found if _same_file(f.path, path)]
+                found = [f for f in found if _same_file(f, path)]
             if len(found) == 1:
                 return found[0].name
         found = list(self.by_span_name.get(node.name, ()))
@@ -406,13 +406,17 @@ def _basename(path: str) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
-def _same_file(indexed: str, recorded: str) -> bool:
-    """Whether a recorded path (maybe relative, maybe from another machine's checkout)
-    names the indexed file: the shorter one is a trailing part of the longer."""
-    a = [p for p in indexed.replace("\\", "/").split("/") if p not in ("", ".")]
-    b = [p for p in recorded.replace("\\", "/").split("/") if p not in ("", ".")]
-    n = min(len(a), len(b))
-    return n > 0 and a[-n:] == b[-n:]
+def _same_file(function: FunctionInfo, recorded: str) -> bool:
+    """Whether a recorded path names the file ``function`` is in.
+
+    The path may be relative (to where the program ran) or from another
+    checkout: it matches when it ends with the module's own path
+    (``shop/agent.py`` for ``shop.agent``, ``shop/__init__.py`` for ``shop``).
+    """
+    parts = [p for p in recorded.replace("\\", "/").split("/") if p not in ("", ".")]
+    indexed = function.path.replace("\\", "/").split("/")
+    tail = len(function.module.split(".")) + (indexed[-1] == "__init__.py")
+    return len(parts) >= tail and parts[-tail:] == indexed[-tail:]
 
 
 def _growing(queue: list[Any]) -> Iterator[Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -117,14 +118,15 @@ def test_first_line_is_what_the_span_records(shop_index: StaticIndex) -> None:
 
 def test_lookup_names_ambiguous_and_missing_functions(shop_index: StaticIndex) -> None:
     """A short name matching two functions, or none, raises KeyError naming the problem."""
-    with pytest.raises(KeyError, match="ambiguous: shop.agent.CachedPlanner.plan"):
+    with pytest.raises(KeyError, match=re.escape("ambiguous: shop.agent.CachedPlanner.plan")):
         shop_index.lookup("plan")
     with pytest.raises(KeyError, match="no function 'nope'"):
         shop_index.lookup("nope")
 
 
 def test_module_level_instances_resolve_their_methods() -> None:
-    """The demo agent's ``llm = FakeChatClient()`` then ``llm.create(...)`` is FakeChatClient.create."""
+    """The demo agent's ``llm = FakeChatClient()``, then ``llm.create(...)``, calls
+    FakeChatClient.create."""
     examples = Path(__file__).resolve().parents[2] / "flow_xray" / "examples"
     index = StaticIndex.build([examples])
     callees = index.callees("research_agent")

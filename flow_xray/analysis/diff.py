@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from flow_xray.analysis.values import ValueDiff, diff_values, same
 
 if TYPE_CHECKING:
-    from flow_xray.model import Totals, TraceNode, TraceResult
+    from flow_xray.tree.model import Totals, TraceNode, TraceResult
 
 ALIGN_CELLS = 40_000  # sibling pairs scored exactly; past that, names are aligned by difflib
 # What makes a matched call "changed", in the order changes are listed.

@@ -8,7 +8,7 @@ from flow_xray.analysis.diff import CallDiff, totals_dict
 
 if TYPE_CHECKING:
     from flow_xray.analysis.diff import TraceDiff
-    from flow_xray.model import TraceNode
+    from flow_xray.tree.model import TraceNode
 
 DIFF_VERSION = 1
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flow_xray.errors import FlowXrayError
+from flow_xray.errors import SourceError
 
 if TYPE_CHECKING:
     from flow_xray.analysis.static_merge import StaticContext, TraceLike
@@ -25,10 +25,6 @@ SKIPPED_DIRS = frozenset(
     {"__pycache__", "node_modules", "site-packages", "build", "dist", "venv", ".venv"}
 )
 MODULE_CODE = "<module>"
-
-
-class SourceError(FlowXrayError):
-    """A path given to `StaticIndex.build` is missing or is not Python source."""
 
 
 @dataclass(frozen=True)

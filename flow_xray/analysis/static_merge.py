@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Union
 from flow_xray.analysis.static_index import FunctionInfo, StaticIndex, display_path
 
 if TYPE_CHECKING:
-    from flow_xray.model import TraceNode, TraceResult
+    from flow_xray.tree.model import TraceNode, TraceResult
 
 TraceLike = Union["TraceResult", Iterable["TraceNode"]]
 GHOST_CAP = 500  # ghost nodes drawn at most; the rest are counted

@@ -12,7 +12,8 @@ import pytest
 from conftest import FIXTURES, SHOP
 
 from flow_xray.analysis import Decorator, StaticIndex
-from flow_xray.analysis.static_index import SourceError, module_name
+from flow_xray.analysis.static_index import module_name
+from flow_xray.errors import SourceError
 
 
 def write(folder: Path, name: str, source: str) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from flow_xray.analysis.diff import CallDiff, totals_dict
@@ -237,8 +238,10 @@ def _signed_cost(d: float) -> str:
 
 
 def _cost(usd: float | None) -> str:
+    """Dollars with 4 decimals, or 3 significant digits below a hundredth of a cent."""
     if usd is None:
         return "unknown"
-    if usd != 0 and abs(usd) < 0.0001:
-        return f"${usd:.2g}"
-    return f"${usd:.4f}"
+    if usd == 0 or abs(usd) >= 0.0001:
+        return f"${usd:.4f}"
+    decimals = min(12, 2 - math.floor(math.log10(abs(usd))))
+    return f"${usd:.{decimals}f}"

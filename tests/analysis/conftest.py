@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
+from analysis_fixtures import FIXTURES, SHOP
 
 from flow_xray import TraceResult, trace
 from flow_xray.analysis import StaticIndex
-
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-SHOP = FIXTURES / "shop"
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, SHOP
+from analysis_fixtures import FIXTURES, SHOP
 
 from flow_xray.analysis import Decorator, StaticIndex
 from flow_xray.analysis.static_index import module_name

@@ -6,7 +6,7 @@ import copy
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import SHOP
+from analysis_fixtures import SHOP
 
 from flow_xray import TraceResult
 from flow_xray.analysis import StaticIndex, unused

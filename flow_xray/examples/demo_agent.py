@@ -81,7 +81,6 @@ CORPUS: dict[str, str] = {
 }
 
 
-
 @dataclass(frozen=True)
 class Weather:
     """What the simulated weather service does in one run."""
@@ -239,11 +238,11 @@ def research_agent(question: str) -> str:
     population = sources[0]["population_millions"] * 1_000_000
     density = calculator(f"{population:.0f} / 2194")
 
+    walk = "a good day" if weather["sky"] == "clear" else "not the best day"
     facts = [
         f"about {population / 1e6:.0f} million people ({len(sources)} sources agree)",
         f"{density:,.0f} people per square kilometre (from {', '.join(d['id'] for d in docs)})",
-        f"{weather['temp_c']} °C and {weather['sky']} skies, "
-        f"{'a good day' if weather['sky'] == 'clear' else 'not the best day'} for a walk ({hits[0]})",
+        f"{weather['temp_c']} °C and {weather['sky']} skies, {walk} for a walk ({hits[0]})",
     ]
     context = "\n".join(doc["text"] for doc in docs)
     prompt = f"Answer {question!r}.\nContext:\n{context}\nFacts:\n" + "\n".join(facts)

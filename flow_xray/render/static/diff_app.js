@@ -10,6 +10,7 @@ FX.diffApp = (function () {
   const D = FX.detail || FX;
   const V = FX.diffView;
   const OPEN_BUDGET = 400;
+  const MIN_SLOWER_MS = 1;
 
   class DiffApp {
     constructor(data) {
@@ -120,6 +121,7 @@ FX.diffApp = (function () {
       this.slower.step = "5";
       this.slower.placeholder = "%";
       this.slower.setAttribute("aria-label", "Only calls slower by at least this many percent");
+      this.slower.title = "Only calls at least this much slower in the second run (and by 1 ms or more)";
       slower.appendChild(this.slower);
       slower.appendChild(U.el("span", null, "%"));
       controls.appendChild(slower);
@@ -200,8 +202,11 @@ FX.diffApp = (function () {
         if (status[0] !== "error" && status[1] !== "error") return false;
       }
       if (slowerBy !== null) {
+        // At least that share slower, and by a millisecond or more: sub-millisecond calls
+        // double in time by chance.
         const share = V.slowdown(call);
-        if (share === null || share * 100 < slowerBy || share <= 0) return false;
+        const lat = call.latency_ms || [];
+        if (share === null || share * 100 < slowerBy || lat[1] - lat[0] < MIN_SLOWER_MS) return false;
       }
       if (query && String(call.name).toLowerCase().indexOf(query) < 0) return false;
       return true;

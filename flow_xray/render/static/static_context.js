@@ -29,12 +29,12 @@ FX.staticContext = (function () {
       box.appendChild(U.el("div", "fx-static-note fx-ghost-note", info.note || "Did not run in this trace."));
     }
     const where = typeof info.path === "string" ? info.path + (typeof info.line === "number" ? ":" + info.line : "") : null;
-    const edge = info.edge === "runtime-only" ? "runtime-only" : info.edge === "confirmed" ? "in the source" : null;
+    // How this call was made, as the source tells it: "called at line 12", or why not.
+    const how = typeof info.edge_note === "string" ? info.edge_note : null;
     box.appendChild(D.facts([
       ["Function", typeof info.function === "string" ? U.visible(info.function) : null],
       ["Defined at", where === null ? null : U.visible(where)],
-      ["Call", edge === null ? null : edge + (info.edge_note ? " \u2014 " + info.edge_note : ""),
-        info.edge === "runtime-only" ? "fx-runtime-only" : null],
+      ["Call", how === null ? null : U.visible(how), info.edge === "runtime-only" ? "fx-runtime-only" : null],
     ]));
     box.appendChild(U.el("div", "fx-static-head", "Static callers"));
     box.appendChild(nameList(info.callers));

@@ -202,6 +202,8 @@ def test_screenshot_of_the_changed_answer(demo: Loaded, tmp_path: Path) -> None:
     (the README's picture). Set FLOW_XRAY_UPDATE_SCREENSHOT=1 to write .assets/diff.png."""
     demo.page.locator(".fx-change-added").first.click()
     demo.page.locator(".fx-diff-row", has_text="chat.completions.create").nth(1).click()
+    answer = demo.page.locator(".fx-change-path", has_text="choices[0].message.content")
+    answer.evaluate("el => el.scrollIntoView({block: 'start'})")
     update = os.environ.get("FLOW_XRAY_UPDATE_SCREENSHOT") == "1"
     target = SCREENSHOT if update else tmp_path / "diff.png"
     target.parent.mkdir(parents=True, exist_ok=True)

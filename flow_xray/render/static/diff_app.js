@@ -92,7 +92,7 @@ FX.diffApp = (function () {
       const pair = function (a, b, fmt) { return fmt(a) + " \u2192 " + fmt(b); };
       const num = function (v) { return typeof v === "number" ? U.fmtInt(v) : "\u2014"; };
       const ms = function (v) { return typeof v === "number" ? U.fmtMs(v) : "\u2014"; };
-      const cost = function (v) { return typeof v === "number" ? U.fmtCost(v) : "unknown"; };
+      const cost = V.fmtCost;
       U.chip(top.chips, pair(ta.nodes, tb.nodes, num), "calls");
       U.chip(top.chips, pair(ta.wall_time_ms, tb.wall_time_ms, ms), "wall time");
       U.chip(top.chips, pair(ta.errors, tb.errors, num), "errors", (tb.errors || 0) > (ta.errors || 0) ? "bad" : "");

@@ -23,6 +23,15 @@ FX.diffView = (function () {
     return sign + size.toFixed(1) + " ms";
   }
 
+  // Dollars with 4 decimals, or 3 significant digits below a hundredth of a cent, so two
+  // small costs that differ do not print the same (as the summary line does).
+  function fmtCost(usd) {
+    if (!isNum(usd)) return "unknown";
+    if (usd === 0 || Math.abs(usd) >= 0.0001) return "$" + usd.toFixed(4);
+    const decimals = Math.min(12, 2 - Math.floor(Math.log10(Math.abs(usd))));
+    return "$" + usd.toFixed(decimals);
+  }
+
   function fmtPct(a, b) {
     if (!(a > 0)) return "";
     const pct = ((b - a) / a) * 100;
@@ -162,15 +171,32 @@ FX.diffView = (function () {
     p.delta.className = "fx-diff-delta" + cls;
   }
 
-  // A text diff: deleted and inserted pieces marked, all of it as text.
+  const CONTEXT_LINES = 2;
+
+  // A text diff: deleted and inserted pieces marked, all of it as text. Long unchanged runs
+  // of lines keep CONTEXT_LINES on each side of a change; a button shows the rest.
   function textDiff(ops) {
     const pre = U.el("pre", "fx-pre fx-textdiff");
-    for (const op of ops) {
-      const cls = op[0] === "insert" ? "fx-ins" : op[0] === "delete" ? "fx-del" : null;
-      const piece = cls ? U.el(cls === "fx-ins" ? "ins" : "del", cls, U.visible(op[1]))
-        : document.createTextNode(U.visible(op[1]));
-      pre.appendChild(piece);
-    }
+    ops.forEach(function (op, k) {
+      if (op[0] === "insert" || op[0] === "delete") {
+        pre.appendChild(U.el(op[0] === "insert" ? "ins" : "del", op[0] === "insert" ? "fx-ins" : "fx-del", U.visible(op[1])));
+        return;
+      }
+      const lines = op[1].split(/(?<=\n)/);
+      const head = k === 0 ? 0 : CONTEXT_LINES;
+      const tail = k === ops.length - 1 ? 0 : CONTEXT_LINES;
+      if (lines.length <= head + tail + 1) {
+        pre.appendChild(document.createTextNode(U.visible(op[1])));
+        return;
+      }
+      pre.appendChild(document.createTextNode(U.visible(lines.slice(0, head).join(""))));
+      const hidden = lines.slice(head, lines.length - tail).join("");
+      const more = U.el("button", "fx-link fx-unchanged", "\u22ef " + U.fmtCount(lines.length - head - tail, "unchanged line", "unchanged lines"));
+      more.type = "button";
+      more.addEventListener("click", function () { more.replaceWith(document.createTextNode(U.visible(hidden))); });
+      pre.appendChild(more);
+      pre.appendChild(document.createTextNode(U.visible(lines.slice(lines.length - tail).join(""))));
+    });
     return pre;
   }
 
@@ -225,7 +251,7 @@ FX.diffView = (function () {
       ["Status", a ? a.status || "ok" : null, b ? b.status || "ok" : null, fields.indexOf("status") >= 0],
       ["Latency", a ? latText(lat[0]) : null, b ? latText(lat[1], lat[0]) : null, false],
       ["Tokens", isNum(tokens[0]) ? U.fmtInt(tokens[0]) : null, isNum(tokens[1]) ? U.fmtInt(tokens[1]) : null, fields.indexOf("tokens") >= 0],
-      ["Cost", isNum(cost[0]) ? U.fmtCost(cost[0]) : null, isNum(cost[1]) ? U.fmtCost(cost[1]) : null, fields.indexOf("cost") >= 0],
+      ["Cost", isNum(cost[0]) ? fmtCost(cost[0]) : null, isNum(cost[1]) ? fmtCost(cost[1]) : null, fields.indexOf("cost") >= 0],
       ["Model", meta(a).model, meta(b).model, fields.indexOf("model") >= 0],
       ["Error", a ? a.error : null, b ? b.error : null, fields.indexOf("error") >= 0],
     ];
@@ -262,8 +288,9 @@ FX.diffView = (function () {
       top.appendChild(U.el("div", "fx-diff-fields", "Changed: " + call.fields.join(", ")));
     }
     top.appendChild(compareTable(call, a, b, ctx.labels));
-    if (call.inputs) D.section(top, "Inputs changed", changeList(call.inputs));
+    // The output first: what a call produced is what a comparison is usually about.
     if (call.output) D.section(top, "Output changed", changeList(call.output));
+    if (call.inputs) D.section(top, "Inputs changed", changeList(call.inputs));
     panel.appendChild(top);
     const both = U.el("div", "fx-pair");
     [[a, ctx.labels[0], ctx.paths[0]], [b, ctx.labels[1], ctx.paths[1]]].forEach(function (side) {
@@ -287,6 +314,7 @@ FX.diffView = (function () {
     textDiff: textDiff,
     slowdown: slowdown,
     fmtDeltaMs: fmtDeltaMs,
+    fmtCost: fmtCost,
     fmtPct: fmtPct,
   };
 })();

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given, settings, strategies as st
+
 from flow_xray import TraceResult
-from flow_xray.analysis.diff import ALIGN_CELLS, diff_traces
+from flow_xray.analysis.diff import ALIGN_CELLS, _name_alignment, diff_traces
 
 
 def call(name: str, *children: dict[str, Any], **fields: Any) -> dict[str, Any]:
@@ -204,3 +206,41 @@ def test_to_dict_rows_point_at_both_traces() -> None:
     ]
     assert data["counts"] == {"same": 2, "changed": 1, "added": 1, "removed": 0}
     assert [n["name"] for n in data["after"]["nodes"][0]["children"]] == ["check", "search", "llm"]
+
+
+def lcs_length(a: list[str], b: list[str]) -> int:
+    row = [0] * (len(b) + 1)
+    for x in a:
+        prev = 0
+        for j, y in enumerate(b, 1):
+            prev, row[j] = row[j], prev + 1 if x == y else max(row[j], row[j - 1])
+    return row[-1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from("abc"), max_size=40), st.lists(st.sampled_from("abc"), max_size=40))
+def test_name_alignment_is_a_longest_common_subsequence(a: list[str], b: list[str]) -> None:
+    """The long-list alignment (Myers) keeps order, pairs only equal names, uses every call
+    once and matches as many as the longest common subsequence has."""
+    pairs = _name_alignment(a, b, range(len(a)), range(len(b)))
+    assert [i for i, _ in pairs if i is not None] == list(range(len(a)))
+    assert [j for _, j in pairs if j is not None] == list(range(len(b)))
+    matched = [(i, j) for i, j in pairs if i is not None and j is not None]
+    assert all(a[i] == b[j] for i, j in matched)
+    assert len(matched) == lcs_length(a, b)
+
+
+def test_retries_far_apart_in_a_long_list_are_the_failed_attempts() -> None:
+    """A loop of 300 steps retried at steps 51 and 252: the changed middle is past
+    ALIGN_CELLS, so names are aligned first, then each gap re-scored: the two added calls
+    are the two failed attempts."""
+    steps = [tool(f"step{i % 3}", output=i) for i in range(300)]
+    retried = [*steps[:51], failed("step0"), *steps[51:252], failed("step0"), *steps[252:]]
+    assert steps[51]["name"] == steps[252]["name"] == "step0"
+    assert 200 * 202 > ALIGN_CELLS
+    diff = diff_traces(agent(*steps), agent(*retried))
+    assert [(c.after.status, c.after.error) for c in diff.added if c.after] == [
+        ("error", "TimeoutError: slow"),
+        ("error", "TimeoutError: slow"),
+    ]
+    assert diff.changed == [] and diff.removed == []

@@ -200,7 +200,7 @@ class _Builder:
         self, scope: _Scope, decorators: Sequence[Decorator], tracing: dict[str, ast.Call | None]
     ) -> tuple[bool, str, str]:
         """(traced, span name, span kind) from ``@trace(...)`` or a decorator that traces."""
-        default = scope.qualname.rpartition(".<locals>.")[2]
+        default = scope.qualname  # @trace's default span name is the full __qualname__
         node = scope.node
         if node is None:
             return False, default, "chain"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from diff_pipeline import run_pipeline
 
 from flow_xray import TraceResult
@@ -60,11 +61,13 @@ def test_a_removed_tool_call() -> None:
 
 
 def test_a_slower_call() -> None:
-    """The search takes 150 ms longer: reported on the call and in the wall time, yet the
+    """The search sleeps 150 ms more: reported on the call and in the wall time, yet the
     runs are equal (timing never makes runs differ)."""
     diff = run_pipeline().diff(run_pipeline(search_ms=150))
     search = next(c for c in diff if c.name == "search")
-    assert search.latency_delta_ms is not None and search.latency_delta_ms >= 150
+    before, after = search.latency_ms
+    assert before is not None and after is not None and after >= 150
+    assert search.latency_delta_ms == after - before
     assert diff.equal
     wall = diff.summary().split("wall time ")[1]
     assert wall.startswith("+") and " ms (+" in wall
@@ -93,6 +96,7 @@ def test_saved_runs_diff_like_live_ones(tmp_path: object) -> None:
     assert changes(loaded) == changes(before.diff(after))
 
 
+@pytest.mark.slow
 def test_two_seeds_of_the_demo_agent() -> None:
     """Seed 4's weather answers at once (21 C, clear); seed 5's times out first (23 C,
     rainy): the extra attempt is added, and the weather and the final answer changed."""
@@ -116,6 +120,7 @@ def test_two_seeds_of_the_demo_agent() -> None:
     assert diff.summary().startswith("+1 call, 1 new error, ")
 
 
+@pytest.mark.slow
 def test_the_same_seed_twice_is_equal() -> None:
     """Seeded runs are reproducible: the same seed gives equal runs."""
     assert run_demo(seed=5).diff(run_demo(seed=5)).equal

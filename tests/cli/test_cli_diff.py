@@ -157,6 +157,7 @@ def test_unwritable_html_fails_before_reading(pair: tuple[str, str]) -> None:
     assert result.exit_code == 2 and "folder" in result.stderr
 
 
+@pytest.mark.slow
 def test_one_run_saved_as_json_and_otlp_json_is_equal(flow_xray: Run, in_tmp: Path) -> None:
     """`flow-xray run --json a.json --otlp-json b.jsonl` writes one run in two formats
     (the OTLP one by the OpenTelemetry SDK's exporter path); diffing them finds nothing,
@@ -178,6 +179,7 @@ def test_one_run_saved_as_json_and_otlp_json_is_equal(flow_xray: Run, in_tmp: Pa
     )
 
 
+@pytest.mark.slow
 def test_two_demo_seeds_differ_in_a_real_process(flow_xray: Run, in_tmp: Path) -> None:
     """Two seeds of the demo agent, saved and compared by the installed command: exit 1, and
     the summary names the extra attempt and its error."""
@@ -194,6 +196,7 @@ def test_two_demo_seeds_differ_in_a_real_process(flow_xray: Run, in_tmp: Path) -
     assert (in_tmp / "diff.html").stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_run_static_draws_the_branch_that_did_not_run(flow_xray: Run, in_tmp: Path) -> None:
     """`flow-xray run --static shop -m shop.cli` runs the fixture package and its viewer
     holds a ghost for the fallback model that did not run, under Agent.answer."""
@@ -214,6 +217,7 @@ def test_run_static_draws_the_branch_that_did_not_run(flow_xray: Run, in_tmp: Pa
     assert data["static"]["unused"] == ["shop.models.fallback_model", "shop.models.record_fallback"]
 
 
+@pytest.mark.slow
 def test_run_static_with_a_missing_path_fails_before_running(flow_xray: Run, in_tmp: Path) -> None:
     """A --static path that does not exist is one error line, exit 2, and the script never ran."""
     (in_tmp / "marks.py").write_text("open('ran.txt', 'w').write('x')\n", encoding="utf-8")

@@ -3,8 +3,8 @@
 The page follows the trace viewer's safety rules (see `flow_xray.render.html`):
 one file, no network (a Content-Security-Policy allowing only its own inline
 script and style, by hash), data only as escaped JSON read with ``JSON.parse``
-and shown with ``textContent``. It reuses the trace viewer's ``util.js`` and
-``detail.js`` (DOM helpers, number formats, the detail panel) and adds
+and shown with ``textContent``. It reuses the trace viewer's scripts (DOM helpers,
+number formats, the detail panel; everything but its start-up) and adds
 ``diff_view.js`` (rows and the side-by-side detail) and ``diff_app.js``
 (header, filters, keyboard), styled by ``viewer.css`` plus ``diff_view.css``.
 """
@@ -17,10 +17,16 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from flow_xray.render.html import csp_hash, embed_json
+from flow_xray.render.html import SCRIPT_FILES, csp_hash, embed_json
 from flow_xray.render.trace_graph import SLOW_SHARE, flatten_trace
 
-DIFF_SCRIPT_FILES = ("util.js", "detail.js", "diff_view.js", "diff_app.js")
+# The trace viewer's scripts (so the detail panel has everything it uses), without its
+# start-up, then the diff's own; `diff_app.js` starts the page.
+DIFF_SCRIPT_FILES = (
+    *(name for name in SCRIPT_FILES if name != "main.js"),
+    "diff_view.js",
+    "diff_app.js",
+)
 DIFF_STYLE_FILES = ("viewer.css", "diff_view.css")
 
 

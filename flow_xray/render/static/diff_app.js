@@ -262,8 +262,8 @@ FX.diffApp = (function () {
       const paths = [[], []];
       for (let p = this.parent[i]; p >= 0; p = this.parent[p]) {
         const up = this.calls[p];
-        if (up.a >= 0) paths[0].unshift(U.nameOf(this.nodes[0][up.a]));
-        if (up.b >= 0) paths[1].unshift(U.nameOf(this.nodes[1][up.b]));
+        if (up.a >= 0) paths[0].unshift(V.nameOf(this.nodes[0][up.a]));
+        if (up.b >= 0) paths[1].unshift(V.nameOf(this.nodes[1][up.b]));
       }
       V.pairDetail(this.panel, call, a, b, { labels: this.labels, paths: paths, slowShare: this.slowShare });
     }

@@ -14,6 +14,11 @@ FX.diffView = (function () {
     return typeof v === "number" && isFinite(v);
   }
 
+  // A call's name as text ("?" when it has none), invisible characters shown.
+  function nameOf(node) {
+    return node.name === null || node.name === undefined ? "?" : U.visible(node.name);
+  }
+
   // "+340 ms" / "-12 ms" / "+1.24 s"
   function fmtDeltaMs(d) {
     const size = Math.abs(d);
@@ -152,7 +157,7 @@ FX.diffView = (function () {
       s.caret.textContent = pair[1] === caretSide && view.kids[i]
         ? (view.expanded[i] ? "\u25be" : "\u25b8") : "";
       s.dot.className = "fx-dot " + (node ? node.view_status || "ok" : "none");
-      s.name.textContent = node ? U.nameOf(node) : "";
+      s.name.textContent = node ? nameOf(node) : "";
       s.name.className = "fx-name" + (view.hits && view.hits[i] ? " fx-hit" : "");
       s.lat.textContent = node ? U.fmtMs(node.latency_ms) : "";
     });
@@ -268,7 +273,17 @@ FX.diffView = (function () {
     return table;
   }
 
-  // The detail of one aligned row. ctx: {labels, path, slowShare}
+  // What the trace viewer's detail panel needs to show one call (older and newer forms).
+  function detailContext(node, path, slowShare) {
+    const status = node.view_status || node.status || "ok";
+    return {
+      path: path, slowShare: slowShare, name: nameOf(node), status: status,
+      statusText: node.status || "ok",
+      onCopyJson: function () { return JSON.stringify(node, null, 2); },
+    };
+  }
+
+  // The detail of one aligned row. ctx: {labels, paths, slowShare}
   function pairDetail(panel, call, a, b, ctx) {
     U.clear(panel);
     const top = U.el("div", "fx-pair-top");
@@ -277,7 +292,7 @@ FX.diffView = (function () {
     const node = b || a;
     head.appendChild(U.el("span", "fx-kind", (node && node.kind) || "chain"));
     top.appendChild(head);
-    top.appendChild(U.el("h2", "fx-detail-name", node ? U.nameOf(node) : "?"));
+    top.appendChild(U.el("h2", "fx-detail-name", node ? nameOf(node) : "?"));
     const path = U.el("div", "fx-path");
     (call.path || []).forEach(function (name, k) {
       if (k) path.appendChild(document.createTextNode("  \u203a  "));
@@ -297,7 +312,7 @@ FX.diffView = (function () {
       const column = U.el("section", "fx-pair-side");
       column.appendChild(U.el("div", "fx-pair-label", side[1]));
       const body = U.el("div", "fx-pair-body");
-      if (side[0]) D.traceDetail(body, side[0], { path: side[2], slowShare: ctx.slowShare });
+      if (side[0]) D.traceDetail(body, side[0], detailContext(side[0], side[2], ctx.slowShare));
       else body.appendChild(U.el("div", "fx-empty", "Not in this run."));
       column.appendChild(body);
       both.appendChild(column);
@@ -315,6 +330,7 @@ FX.diffView = (function () {
     slowdown: slowdown,
     fmtDeltaMs: fmtDeltaMs,
     fmtCost: fmtCost,
+    nameOf: nameOf,
     fmtPct: fmtPct,
   };
 })();

@@ -23,6 +23,10 @@ class ScriptError(FlowXrayError):
     """The script or module to run cannot be found, read or compiled."""
 
 
+class SourceError(FlowXrayError):
+    """Source given for static analysis is missing or is not Python (``--static PATH``)."""
+
+
 class ScriptFailed(FlowXrayError):
     """The script raised while being run for its globals; ``exception`` is what it raised.
 

@@ -71,7 +71,12 @@ RULES: dict[str, Rule] = {
 }
 # The one place the API side reaches the SDK side (documented in tracing/state.py):
 # ``trace.capture()`` / ``trace.run()`` need the SDK's collecting processor.
-BRIDGES = {("tracing/api.py", "flow_xray.sdk.capture")}
+# And the trace model's thin `TraceResult.diff` / `to_html(static=)` call the analyses
+# over it (lazily, at call time: nothing in tree/ needs analysis/ to load).
+BRIDGES = {
+    ("tracing/api.py", "flow_xray.sdk.capture"),
+    ("tree/model.py", "flow_xray.analysis"),
+}
 ROOT_FILES = {"__init__.py", "__main__.py"}
 
 

@@ -15,6 +15,7 @@ import click
 
 from flow_xray import __version__
 from flow_xray.cli.demo import demo
+from flow_xray.cli.diff import diff
 from flow_xray.cli.dot import dot
 from flow_xray.cli.run import run
 from flow_xray.cli.view import view
@@ -80,7 +81,7 @@ def cli() -> None:
     """
 
 
-for _command in (run, view, demo, dot):
+for _command in (run, view, demo, dot, diff):
     cli.add_command(_command)
 
 

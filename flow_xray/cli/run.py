@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,6 +19,9 @@ from flow_xray.cli.common import (
     write_atomic,
 )
 from flow_xray.errors import FlowXrayError
+
+if TYPE_CHECKING:
+    from flow_xray.analysis import StaticIndex
 
 
 class _RunCommand(click.Command):
@@ -131,6 +135,13 @@ def split_own_options(
 @click.option("--title", help="Title of the viewer page.")
 @click.option("--open", "open_browser", is_flag=True, help="Open the viewer in a web browser.")
 @click.option("--quiet", "-q", is_flag=True, help="Do not print the summary line.")
+@click.option(
+    "--static",
+    "static_paths",
+    metavar="PATH",
+    multiple=True,
+    help="Python source to show as static context: functions that could have run (repeatable).",
+)
 @otlp_options
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED, metavar="SCRIPT [ARGS]...")
 def run(
@@ -140,6 +151,7 @@ def run(
     title: str | None,
     open_browser: bool,
     quiet: bool,
+    static_paths: tuple[str, ...],
     otlp_endpoint: str | None,
     otlp_protocol: str | None,
     otlp_headers: tuple[str, ...],
@@ -172,6 +184,7 @@ def run(
         raise CliError(str(exc)) from None
     html_out = writable(html_path or f"{target.stem}_trace.html", "--html")
     json_out = writable(json_path, "--json") if json_path else None
+    static = _static_index(static_paths)
     exporting = start_export(otlp_endpoint, otlp_protocol, headers, service_name, otlp_json)
     outcome = runner.run_target(target)
     if outcome.exception is not None:
@@ -183,7 +196,8 @@ def run(
     result = outcome.result
     name = target.name if target.kind == "module" else os.path.basename(target.path)
     replaced = [p for p in (html_out, json_out) if p is not None and os.path.exists(p)]
-    write_atomic(html_out, result.to_html(title=title or f"flow-xray trace: {name}"))
+    page = result.to_html(title=title or f"flow-xray trace: {name}", static=static)
+    write_atomic(html_out, page)
     if json_out is not None:
         write_atomic(json_out, result.to_json())
     if len(result) == 0:
@@ -198,3 +212,15 @@ def run(
         flush_exporters()
     report(html_out, result, quiet, open_browser)
     return outcome.exit_code
+
+
+def _static_index(paths: tuple[str, ...]) -> StaticIndex | None:
+    """The static index of ``--static`` paths, built before the script runs (it only reads)."""
+    if not paths:
+        return None
+    from flow_xray.analysis import StaticIndex
+
+    try:
+        return StaticIndex.build(paths)
+    except FlowXrayError as exc:
+        raise CliError(f"--static: {exc}") from None

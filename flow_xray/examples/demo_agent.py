@@ -15,6 +15,9 @@ table). The trace it produces has:
   ``TimeoutError`` and the second attempt succeeds (one red node, handled);
 - a generator, ``stream_answer``, whose span covers the whole iteration.
 
+``run_demo(seed=N)`` varies the weather service (timeouts before it answers,
+temperature, sky), so two seeds give two runs to compare with ``flow-xray diff``.
+
 Run it with ``flow-xray demo`` or ``python -m flow_xray.examples.demo_agent [OUT.html]``.
 """
 
@@ -24,10 +27,12 @@ import ast
 import asyncio
 import json
 import operator
+import random
 import re
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from flow_xray import TraceResult, trace
@@ -74,6 +79,24 @@ CORPUS: dict[str, str] = {
     "osaka-population": "Osaka has about 2.7 million residents in the city proper.",
     "opentelemetry": "OpenTelemetry is a vendor-neutral standard for traces, metrics and logs.",
 }
+
+
+@dataclass(frozen=True)
+class Weather:
+    """What the simulated weather service does in one run."""
+
+    timeouts: int = 1  # attempts that time out before one answers (at most 1: two attempts)
+    temp_c: int = 21
+    sky: str = "clear"
+
+    @classmethod
+    def from_seed(cls, seed: int) -> Weather:
+        """A reproducible variation: the same seed always gives the same weather."""
+        rng = random.Random(seed)
+        return cls(rng.randint(0, 1), rng.randint(12, 27), rng.choice(["clear", "cloudy", "rainy"]))
+
+
+_weather = Weather()  # the current run's (run_demo sets it for the length of a run)
 
 # Each source answers after a different delay, so the fan-out is visible on the timeline.
 SOURCE_DELAYS: dict[str, float] = {"census": 0.12, "encyclopedia": 0.07, "news": 0.15}
@@ -171,11 +194,11 @@ async def gather_sources(names: list[str]) -> list[dict[str, Any]]:
 
 @trace(kind="tool")
 def weather_api(city: str, attempt: int) -> dict[str, Any]:
-    """A flaky weather service: the first attempt times out."""
+    """A flaky weather service: the first attempt times out (by default)."""
     time.sleep(0.05)
-    if attempt == 1:
+    if attempt <= _weather.timeouts:
         raise TimeoutError(f"weather service did not answer for {city!r} within 50 ms")
-    return {"city": city, "temp_c": 21, "sky": "clear"}
+    return {"city": city, "temp_c": _weather.temp_c, "sky": _weather.sky}
 
 
 @trace
@@ -215,10 +238,11 @@ def research_agent(question: str) -> str:
     population = sources[0]["population_millions"] * 1_000_000
     density = calculator(f"{population:.0f} / 2194")
 
+    walk = "a good day" if weather["sky"] == "clear" else "not the best day"
     facts = [
         f"about {population / 1e6:.0f} million people ({len(sources)} sources agree)",
         f"{density:,.0f} people per square kilometre (from {', '.join(d['id'] for d in docs)})",
-        f"{weather['temp_c']} °C and {weather['sky']} skies, a good day for a walk ({hits[0]})",
+        f"{weather['temp_c']} °C and {weather['sky']} skies, {walk} for a walk ({hits[0]})",
     ]
     context = "\n".join(doc["text"] for doc in docs)
     prompt = f"Answer {question!r}.\nContext:\n{context}\nFacts:\n" + "\n".join(facts)
@@ -227,10 +251,20 @@ def research_agent(question: str) -> str:
     return "".join(stream_answer(response["choices"][0]["message"]["content"])).strip()
 
 
-def run_demo() -> TraceResult:
-    """Run the agent on the demo question and return its trace."""
-    with trace.capture() as result:
-        research_agent(QUESTION)
+def run_demo(seed: int | None = None) -> TraceResult:
+    """Run the agent on the demo question and return its trace.
+
+    Without ``seed`` every run is the same; with one, the weather service
+    varies as `Weather.from_seed` says (a retry or none, another temperature).
+    """
+    global _weather
+    saved = _weather
+    _weather = Weather() if seed is None else Weather.from_seed(seed)
+    try:
+        with trace.capture() as result:
+            research_agent(QUESTION)
+    finally:
+        _weather = saved
     return result
 
 

@@ -35,9 +35,11 @@ SCRIPT_FILES = (
     "trace_app.js",
     "trace_actions.js",
     "graph_app.js",
+    "static_context.js",
     "main.js",
 )
 STYLE_FILE = "viewer.css"
+STATIC_CONTEXT_STYLE = "static_context.css"  # ghost nodes and the static-context section
 # str.replace per character, not str.translate: it is ~50x faster on a 50 MB page.
 _JSON_ESCAPES = (
     ("<", "\\u003c"),
@@ -64,6 +66,8 @@ def trace_to_html(data: Mapping[str, Any], title: str = "flow-xray trace") -> st
         "slow_share": SLOW_SHARE,
         "nodes": flatten_trace(data),
     }
+    if isinstance(data.get("static"), Mapping):  # from `StaticContext.annotate`
+        payload["static"] = data["static"]
     return _page(title, payload)
 
 
@@ -145,7 +149,7 @@ def app_script() -> str:
 @lru_cache(maxsize=1)
 def app_style() -> str:
     """The viewer's style sheet."""
-    return _asset(STYLE_FILE)
+    return _asset(STYLE_FILE) + "\n" + _asset(STATIC_CONTEXT_STYLE)
 
 
 def _page(title: str, payload: Mapping[str, Any]) -> str:

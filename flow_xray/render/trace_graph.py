@@ -7,6 +7,8 @@ Node status, used for colour everywhere:
   children's intervals -- is at least `SLOW_SHARE` of the trace's wall time.
   Measuring own time points at the call where time actually went rather than
   at every ancestor of it; a trace with a single node has nothing slow.
+- ``ghost``: not a call but a function that could have run there and did not
+  (``ghost: true``, added by the static context, see `flow_xray.analysis`).
 - ``ok``: everything else, including calls that never ended (their labels say so).
 """
 
@@ -141,6 +143,8 @@ def _status(
 ) -> str:
     if row.get("status") == "error":
         return "error"
+    if row.get("ghost") is True:  # a function that could have run here but did not
+        return "ghost"
     start, end = spans[index]
     if len(spans) < 2 or wall <= 0 or end is None:
         return "ok"

@@ -12,10 +12,14 @@ import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flow_xray.errors import TraceFileError
 from flow_xray.files import write_text_atomic
+
+if TYPE_CHECKING:
+    from flow_xray.analysis.diff import TraceDiff
+    from flow_xray.analysis.static_index import StaticIndex
 
 SCHEMA_VERSION = 1
 
@@ -309,6 +313,20 @@ class TraceResult:
 
         return load_trace(path)
 
+    def diff(
+        self, other: TraceResult, before_label: str = "before", after_label: str = "after"
+    ) -> TraceDiff:
+        """Compare this run with ``other`` call by call (this one is "before").
+
+        Example::
+
+            diff = TraceResult.load("good.json").diff(TraceResult.load("bad.json"))
+            print(diff.summary())  # +1 call, 1 new error, wall time +120 ms (+9%)
+        """
+        from flow_xray.analysis.diff import diff_traces
+
+        return diff_traces(self, other, before_label, after_label)
+
     def to_dot(self) -> str:
         """Return the call graph as Graphviz DOT text."""
         from flow_xray.render import trace_to_dot
@@ -316,12 +334,23 @@ class TraceResult:
         return trace_to_dot(self.to_dict())
 
     def to_html(
-        self, path: str | os.PathLike[str] | None = None, title: str = "flow-xray trace"
+        self,
+        path: str | os.PathLike[str] | None = None,
+        title: str = "flow-xray trace",
+        static: StaticIndex | None = None,
     ) -> str:
-        """Return the self-contained offline viewer page; also write it to ``path`` if given."""
+        """Return the self-contained offline viewer page; also write it to ``path`` if given.
+
+        With ``static`` (a `StaticIndex` of the program's source) the page also
+        shows the static context: functions that could have run from the calls
+        that did, as dashed ghost nodes, and each call's static callers and callees.
+        """
         from flow_xray.render import trace_to_html
 
-        html = trace_to_html(self.to_dict(), title=title)
+        data = self.to_dict()
+        if static is not None:
+            data = static.merge(self).annotate(data)
+        html = trace_to_html(data, title=title)
         if path is not None:
             write_text_atomic(path, html)
         return html

@@ -192,6 +192,7 @@ FX.traceDetail = function (panel, node, ctx) {
   const ids = [["id", node.id], ["trace_id", node.trace_id], ["span_id", node.span_id], ["parent_id", node.parent_id]]
     .filter(function (p) { return p[1]; });
   if (ids.length) FX.section(panel, "Identifiers", FX.kvTable(ids, 1), false);
+  if (node.static && FX.staticContext) FX.staticContext.section(panel, node);
 };
 
 FX.graphDetail = function (panel, node, label) {

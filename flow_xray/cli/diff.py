@@ -1,0 +1,74 @@
+"""``flow-xray diff A B``: compare two saved runs call by call.
+
+Exit status is the contract CI relies on: 0 when the runs are equal, 1 when
+they differ (``--exit-zero`` makes it 0 anyway), 2 on bad input (one
+``error:`` line). Latency is reported but never makes two runs differ.
+"""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from flow_xray.cli.common import CliError, readable, writable, write_atomic
+from flow_xray.errors import FlowXrayError
+
+
+@click.command()
+@click.argument("before", metavar="A")
+@click.argument("after", metavar="B")
+@click.option("--html", "html_path", metavar="PATH", help="Also write the diff viewer to PATH.")
+@click.option("--title", help="Title of the diff viewer page.")
+@click.option("--open", "open_browser", is_flag=True, help="Open the diff viewer in a web browser.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when the runs differ.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the summary line.")
+def diff(
+    before: str,
+    after: str,
+    html_path: str | None,
+    title: str | None,
+    open_browser: bool,
+    exit_zero: bool,
+    quiet: bool,
+) -> int:
+    """Compare run A with run B, call by call (any files `flow-xray view` reads).
+
+    Calls are matched by their names from the root and their order among
+    siblings, never by span id. Prints one line per added (+), removed (-)
+    or changed (~) call, then a summary line. Exits 0 when the runs are
+    equal, 1 when they differ (0 with --exit-zero), 2 on bad input.
+    """
+    from flow_xray.tree.load import load_trace
+
+    readable(before)
+    readable(after)
+    html_out = writable(html_path, "--html") if html_path else None
+    try:
+        first = load_trace(before)
+        second = load_trace(after)
+    except FlowXrayError as exc:
+        raise CliError(str(exc)) from None
+    labels = _labels(before, after)
+    result = first.diff(second, before_label=labels[0], after_label=labels[1])
+    if not quiet:
+        for line in result.report():
+            click.echo(line)
+    click.echo(result.summary())
+    if html_out is not None:
+        write_atomic(
+            html_out, result.to_html(title=title or f"flow-xray diff: {' vs '.join(labels)}")
+        )
+        click.echo(f"flow-xray: wrote {html_out}", err=True)
+        if open_browser:
+            import webbrowser
+            from pathlib import Path
+
+            webbrowser.open(Path(html_out).resolve().as_uri())
+    return 0 if result.equal or exit_zero else 1
+
+
+def _labels(before: str, after: str) -> tuple[str, str]:
+    """The files' names, or their paths when the names are the same."""
+    names = os.path.basename(before), os.path.basename(after)
+    return (before, after) if names[0] == names[1] else names

@@ -95,23 +95,22 @@ def _add_finished(stores: list[SpanStore], span: ReadableSpan) -> None:
     status = span.status
     keys, values = _attribute_items(span)
     events = span.events
-    parts = (
-        ctx.trace_id,
-        ctx.span_id,
-        parent.span_id if parent is not None else 0,
-        span.name,
-        span.start_time or 0,
-        span.end_time or 0,
-        _status_name(status.status_code),
-        status.description,
-        keys,
-        values,
-        tuple(EventRecord(e.name, e.timestamp, dict(e.attributes or {})) for e in events)
-        if events
-        else (),
-    )
     for store in stores:
-        store.add(*parts)
+        store.add(
+            ctx.trace_id,
+            ctx.span_id,
+            parent.span_id if parent is not None else 0,
+            span.name,
+            span.start_time or 0,
+            span.end_time or 0,
+            _status_name(status.status_code),
+            status.description,
+            keys,
+            values,
+            tuple(EventRecord(e.name, e.timestamp, dict(e.attributes or {})) for e in events)
+            if events
+            else (),
+        )
 
 
 class FlowXrayProcessor(SpanProcessor):

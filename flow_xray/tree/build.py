@@ -179,7 +179,7 @@ def _has_usage(consumed: Mapping[str, Any]) -> bool:
 
 
 _DECODER = json.JSONDecoder()
-_SCAN = json.scanner.make_scanner(_DECODER)
+_SCAN: Any = json.scanner.make_scanner(_DECODER)  # type: ignore[arg-type]  # typeshed types it as a class
 
 
 def _kind(attrs: Mapping[str, Any]) -> str:

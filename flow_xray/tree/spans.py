@@ -144,6 +144,22 @@ class SpanStore(Sequence[SpanRecord]):
         events: tuple[EventRecord, ...] = (),
     ) -> None:
         """Add one finished span given as plain parts (ids as ints, ``parent_id`` 0 for none)."""
+        if self.max_spans is None:  # the common case, inline: this runs once per span
+            strings = self._strings
+            self._ids.append(span_id)
+            self._parents.append(parent_id)
+            self._starts.append(start_ns)
+            self._ends.append(end_ns)
+            trace = strings.get(trace_id)
+            if trace is None:
+                trace = strings[trace_id] = format(trace_id, "032x")
+            self._traces.append(trace)
+            self._names.append(strings.setdefault(name, name))
+            shape = (status, message, keys)
+            self._shapes.append(strings.setdefault(shape, shape))
+            self._values.append(values)
+            self._events.append(events)
+            return
         row: Row = (
             trace_id,
             span_id,
@@ -157,7 +173,7 @@ class SpanStore(Sequence[SpanRecord]):
             values,
             events,
         )
-        if self.max_spans is None or self._admit(row, status, keys, values):
+        if self._admit(row, status, keys, values):
             self._keep_row(row)
 
     def append(self, record: SpanRecord) -> None:

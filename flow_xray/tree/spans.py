@@ -10,8 +10,8 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Final, overload
 
 from flow_xray import attributes as attr
@@ -309,7 +309,7 @@ class SpanStore(Sequence[SpanRecord]):
         status, message, keys = self._shapes[index]
         parent = self._parents[index]
         end = self._ends[index]
-        return SpanRecord(
+        return _new_record(
             self._traces[index],
             format(self._ids[index], "016x"),
             format(parent, "016x") if parent else None,
@@ -323,6 +323,42 @@ class SpanStore(Sequence[SpanRecord]):
         )
 
 
+def _record_maker() -> Callable[..., SpanRecord]:
+    """A `SpanRecord` constructor for rows, about twice as fast as the frozen dataclass's own.
+
+    A frozen dataclass sets each field through ``object.__setattr__``; setting
+    the slots directly does the same job. Fields past the ten a row fills get
+    their defaults, so a field added to `SpanRecord` later is never left unset.
+    """
+    slots = [SpanRecord.__dict__[f.name].__set__ for f in fields(SpanRecord)]
+    rest = [
+        (slot, f.default, f.default_factory)
+        for slot, f in zip(slots[10:], fields(SpanRecord)[10:], strict=True)
+    ]
+    t0, t1, t2, t3, t4, t5, t6, t7, t8, t9 = slots[:10]
+    new = object.__new__
+
+    def make(*parts: Any) -> SpanRecord:
+        record = new(SpanRecord)
+        a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 = parts
+        t0(record, a0)
+        t1(record, a1)
+        t2(record, a2)
+        t3(record, a3)
+        t4(record, a4)
+        t5(record, a5)
+        t6(record, a6)
+        t7(record, a7)
+        t8(record, a8)
+        t9(record, a9)
+        for slot, default, factory in rest:
+            slot(record, factory() if factory is not MISSING else default)
+        return record
+
+    return make
+
+
+_new_record = _record_maker()
 NO_END: Final = -(1 << 63)  # ``end_ns`` of a row for a span that never ended
 
 

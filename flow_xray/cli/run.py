@@ -18,6 +18,7 @@ from flow_xray.cli.common import (
     writable,
     write_atomic,
 )
+from flow_xray.cli.progress import progress
 from flow_xray.errors import FlowXrayError
 
 if TYPE_CHECKING:
@@ -142,6 +143,13 @@ def split_own_options(
     multiple=True,
     help="Python source to show as static context: functions that could have run (repeatable).",
 )
+@click.option(
+    "--max-spans",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Keep about N calls (the first and last, plus every error and LLM call); "
+    "the summary says how many were dropped.",
+)
 @otlp_options
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED, metavar="SCRIPT [ARGS]...")
 def run(
@@ -152,6 +160,7 @@ def run(
     open_browser: bool,
     quiet: bool,
     static_paths: tuple[str, ...],
+    max_spans: int | None,
     otlp_endpoint: str | None,
     otlp_protocol: str | None,
     otlp_headers: tuple[str, ...],
@@ -186,7 +195,7 @@ def run(
     json_out = writable(json_path, "--json") if json_path else None
     static = _static_index(static_paths)
     exporting = start_export(otlp_endpoint, otlp_protocol, headers, service_name, otlp_json)
-    outcome = runner.run_target(target)
+    outcome = runner.run_target(target, max_spans=max_spans)
     if outcome.exception is not None:
         crash = outcome.exception
         sys.excepthook(type(crash), crash, crash.__traceback__)
@@ -196,10 +205,11 @@ def run(
     result = outcome.result
     name = target.name if target.kind == "module" else os.path.basename(target.path)
     replaced = [p for p in (html_out, json_out) if p is not None and os.path.exists(p)]
-    page = result.to_html(title=title or f"flow-xray trace: {name}", static=static)
-    write_atomic(html_out, page)
-    if json_out is not None:
-        write_atomic(json_out, result.to_json())
+    with progress(f"writing {html_out}", not quiet):
+        page = result.to_html(title=title or f"flow-xray trace: {name}", static=static)
+        write_atomic(html_out, page)
+        if json_out is not None:
+            write_atomic(json_out, result.to_json())
     if len(result) == 0:
         # An empty trace over a real one is easy to miss: say so.
         said = f"; replaced the existing {' and '.join(replaced)}" if replaced else ""

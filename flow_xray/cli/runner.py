@@ -129,7 +129,9 @@ def resolve_module(name: str, args: Sequence[str] = ()) -> Target:
     return Target("module", name, spec.origin, tuple(args))
 
 
-def run_target(target: Target, *, all_threads: bool = True) -> RunOutcome:
+def run_target(
+    target: Target, *, all_threads: bool = True, max_spans: int | None = None
+) -> RunOutcome:
     """Run ``target`` as ``__main__`` inside ``trace.capture`` and return how it ended.
 
     Never raises what the target raises: an uncaught exception, ``sys.exit`` and
@@ -139,7 +141,7 @@ def run_target(target: Target, *, all_threads: bool = True) -> RunOutcome:
     first the ``threading`` exit hooks run (they stop idle `concurrent.futures`
     workers, so an executor the target never shut down does not block forever;
     afterwards this process's executors accept no new work), then the threads
-    are joined.
+    are joined. ``max_spans`` caps the trace as ``trace.capture(max_spans=)`` does.
     """
     from flow_xray.tracing.api import trace  # the tracing core loads only when something runs
 
@@ -148,7 +150,7 @@ def run_target(target: Target, *, all_threads: bool = True) -> RunOutcome:
     exit_message: str | None = None
     exit_code = 0
     with (
-        trace.capture(all_threads=all_threads) as result,
+        trace.capture(all_threads=all_threads, max_spans=max_spans) as result,
         _working_dir_restored(),
         _sigterm_as_exit(),
     ):

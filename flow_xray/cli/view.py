@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from flow_xray.cli.common import CliError, readable, report, writable, write_atomic
+from flow_xray.cli.progress import progress
 from flow_xray.errors import FlowXrayError
 
 
@@ -25,10 +26,12 @@ def view(file: str, html_path: str | None, title: str | None, open_browser: bool
     readable(file)
     html_out = writable(html_path or f"{Path(file).stem}.html", "--html")
     try:
-        result = load_trace(file)
-        html = result.to_html(title=title or f"flow-xray: {os.path.basename(file)}")
+        with progress(f"reading {file}"):
+            result = load_trace(file)
+        with progress(f"writing {html_out}"):
+            html = result.to_html(title=title or f"flow-xray: {os.path.basename(file)}")
+            write_atomic(html_out, html)
     except FlowXrayError as exc:
         raise CliError(str(exc)) from None
-    write_atomic(html_out, html)
     report(html_out, result, False, open_browser)
     return 0

@@ -21,6 +21,7 @@ from typing import Any
 from opentelemetry import trace as trace_api
 from opentelemetry.sdk.trace import TracerProvider
 
+from flow_xray.errors import ConfigurationError
 from flow_xray.sdk.processor import Collector, attach, get_processor
 from flow_xray.tracing import state
 from flow_xray.tree.build import build_result
@@ -52,15 +53,20 @@ state.set_join_hook(attach)
 class Capture:
     """Context manager collecting every span started inside it (see ``trace.capture``)."""
 
-    def __init__(self, all_threads: bool = False) -> None:
+    def __init__(self, all_threads: bool = False, max_spans: int | None = None) -> None:
+        if max_spans is not None and (type(max_spans) is not int or max_spans < 1):
+            raise ConfigurationError(f"max_spans must be a positive int or None, got {max_spans!r}")
         self.all_threads = all_threads
+        self.max_spans = max_spans
         self.result = TraceResult()
         self._collector: Collector | None = None
         self._token: Any = None
 
     def __enter__(self) -> TraceResult:
         ensure_collecting()
-        self._collector, self._token = get_processor().open_capture(self.all_threads)
+        self._collector, self._token = get_processor().open_capture(
+            self.all_threads, self.max_spans
+        )
         return self.result
 
     def __exit__(
@@ -74,7 +80,8 @@ class Capture:
         collector, self._collector = self._collector, None
         try:
             records = get_processor().close_capture(collector, self._token)
-            self.result.roots = build_result(records).roots
+            built = build_result(records)
+            self.result.roots, self.result.dropped_spans = built.roots, built.dropped_spans
         except Exception:
             # Raising here would replace the block's own exception, or fail a
             # block that worked: the result stays empty, and the log says why.
@@ -83,7 +90,7 @@ class Capture:
             self.result.exception = exc
 
 
-def capture(all_threads: bool = False) -> Capture:
+def capture(all_threads: bool = False, max_spans: int | None = None) -> Capture:
     """Collect the spans started in this context into a `TraceResult`, filled on exit.
 
     Spans of other instrumentations are collected too when they go through an
@@ -94,13 +101,22 @@ def capture(all_threads: bool = False) -> Capture:
     still open at exit are included, marked incomplete. The result is filled
     even when the block raises (``result.exception`` holds the exception).
 
+    ``max_spans`` bounds a huge trace: about that many calls are kept, the
+    first half and the last half to finish, plus every failed call and every
+    LLM call whatever the cap; a kept call whose caller was dropped hangs
+    under its nearest kept ancestor, and ``result.dropped_spans`` (also in
+    the totals and the viewer's header) says how many calls were left out.
+
+    Raises:
+        ConfigurationError: ``max_spans`` is not a positive int or None.
+
     Example::
 
         with trace.capture() as result:
             agent("What is 2 + 2?")
         print(result.totals.summary())
     """
-    return Capture(all_threads)
+    return Capture(all_threads, max_spans)
 
 
 def run(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> TraceResult:

@@ -2,8 +2,9 @@
 
 It follows the SDK's SpanProcessor contract: hooks never block on I/O and
 never raise, shared state sits behind one lock, and readers get immutable
-snapshots. It only *collects*: each finished span becomes a plain
-`SpanRecord`; building the tree is `flow_xray.tree`'s job.
+snapshots. It only *collects*: each finished span becomes a compact row of
+plain data in the capture's `SpanStore` (read back as `SpanRecord`s);
+building the tree is `flow_xray.tree`'s job.
 
 A span belongs to every capture active in the context that started it
 (``trace.capture()``), plus every process-wide capture
@@ -22,10 +23,11 @@ from typing import Any
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
+from opentelemetry.trace import StatusCode
 
 from flow_xray import attributes as attr
 from flow_xray.tracing import state
-from flow_xray.tree.spans import EventRecord, SpanRecord
+from flow_xray.tree.spans import EventRecord, SpanRecord, SpanStore
 
 logger = logging.getLogger("flow_xray")
 
@@ -36,12 +38,13 @@ class Collector:
     ``closed`` is set when the capture ends. A context copied while it was
     open (an asyncio task, a `propagate`d callable, a background thread) can
     outlive it; spans started there must not pile up in a collector nobody reads.
+    ``max_spans`` bounds what ``finished`` keeps (see `SpanStore`).
     """
 
     __slots__ = ("__weakref__", "closed", "finished", "open")
 
-    def __init__(self) -> None:
-        self.finished: list[SpanRecord] = []
+    def __init__(self, max_spans: int | None = None) -> None:
+        self.finished = SpanStore(max_spans)
         self.open: dict[int, ReadableSpan] = {}
         self.closed = False
 
@@ -66,6 +69,48 @@ def to_record(span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
             for event in span.events
         ),
     )
+
+
+def _attribute_items(span: ReadableSpan) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    """The span's attribute keys and values, read without copying them into a new dict."""
+    # An ended SDK span's attributes are a frozen BoundedAttributes over a plain
+    # dict; reading that dict skips the Mapping protocol's per-key Python calls.
+    bounded = getattr(span, "_attributes", None)
+    items = getattr(bounded, "_dict", None)
+    if type(items) is not dict:
+        items = span.attributes or {}
+    return tuple(items), tuple(items.values())
+
+
+def _status_name(code: StatusCode) -> str:
+    if code is StatusCode.UNSET:
+        return "UNSET"
+    return "ERROR" if code is StatusCode.ERROR else "OK"
+
+
+def _add_finished(stores: list[SpanStore], span: ReadableSpan) -> None:
+    """Add an ended span to each store as a compact row."""
+    ctx = span.context
+    parent = span.parent
+    status = span.status
+    keys, values = _attribute_items(span)
+    events = span.events
+    for store in stores:
+        store.add(
+            ctx.trace_id,
+            ctx.span_id,
+            parent.span_id if parent is not None else 0,
+            span.name,
+            span.start_time or 0,
+            span.end_time or 0,
+            _status_name(status.status_code),
+            status.description,
+            keys,
+            values,
+            tuple(EventRecord(e.name, e.timestamp, dict(e.attributes or {})) for e in events)
+            if events
+            else (),
+        )
 
 
 class FlowXrayProcessor(SpanProcessor):
@@ -109,13 +154,12 @@ class FlowXrayProcessor(SpanProcessor):
             span_id = span.context.span_id if span.context else 0
             with self._lock:
                 collectors = self._members.pop(span_id, None)
-            if collectors is None:
-                return
-            record = to_record(span)
-            with self._lock:
-                for collector in collectors:
-                    if collector.open.pop(span_id, None) is not None:
-                        collector.finished.append(record)
+                if collectors is None:
+                    return
+                stores = [c.finished for c in collectors if c.open.pop(span_id, None) is not None]
+                # Added under the lock: `close_capture` reads a store only after
+                # taking it, so no row lands in a store being read.
+                _add_finished(stores, span)
         except Exception:
             logger.debug("flow-xray processor: on_end failed", exc_info=True)
 
@@ -128,15 +172,20 @@ class FlowXrayProcessor(SpanProcessor):
 
     # --- captures -----------------------------------------------------------
 
-    def open_capture(self, all_threads: bool = False) -> tuple[Collector, Any]:
-        """Start collecting. Returns the collector and a token for `close_capture`."""
-        collector = Collector()
+    def open_capture(
+        self, all_threads: bool = False, max_spans: int | None = None
+    ) -> tuple[Collector, Any]:
+        """Start collecting (at most about ``max_spans``, see `SpanStore`).
+
+        Returns the collector and a token for `close_capture`.
+        """
+        collector = Collector(max_spans)
         return collector, state.open_capture(collector, all_threads)
 
-    def close_capture(self, collector: Collector, token: Any) -> tuple[SpanRecord, ...]:
+    def close_capture(self, collector: Collector, token: Any) -> SpanStore:
         """Stop collecting; return every finished span plus open ones marked incomplete."""
         if not state.close_capture(collector, token):
-            return ()
+            return SpanStore()
         with self._lock:
             still_open = list(collector.open.values())
             for span_id in collector.open:
@@ -148,16 +197,15 @@ class FlowXrayProcessor(SpanProcessor):
                     else:
                         del self._members[span_id]
             collector.open = {}
-            finished = tuple(collector.finished)
-        unfinished = []
+            finished, collector.finished = collector.finished, SpanStore()
         for span in still_open:
             try:
                 record = to_record(span, ended=False)
                 attributes = {**record.attributes, attr.INCOMPLETE: True}
-                unfinished.append(replace(record, attributes=attributes))
+                finished.append(replace(record, attributes=attributes))
             except Exception:
                 logger.debug("flow-xray processor: snapshot of an open span failed", exc_info=True)
-        return finished + tuple(unfinished)
+        return finished.seal()
 
 
 _PROCESSOR = FlowXrayProcessor()

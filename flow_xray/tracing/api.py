@@ -188,11 +188,11 @@ class Trace:
     # needs an SDK processor, so `flow_xray.sdk` loads when a capture is asked for.
 
     @staticmethod
-    def capture(all_threads: bool = False) -> Capture:
+    def capture(all_threads: bool = False, max_spans: int | None = None) -> Capture:
         """See `flow_xray.sdk.capture.capture`."""
         from flow_xray.sdk.capture import capture
 
-        return capture(all_threads)
+        return capture(all_threads, max_spans)
 
     @staticmethod
     def run(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> TraceResult:

@@ -26,9 +26,9 @@ from flow_xray.tracing.binding import Binder, make_binder
 from flow_xray.tracing.options import TraceOptions
 from flow_xray.tracing.recording import (
     contained,
+    input_attributes,
     is_failure,
     record_error,
-    record_inputs,
     record_output,
     record_usage_from,
     user_attributes,
@@ -70,18 +70,29 @@ class _Spec:
         self.static_attributes = static
 
     def begin(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Call | None:
-        """Start a span for one call; None when tracing is off or the span cannot start."""
+        """Start a span for one call; None when tracing is off or the span cannot start.
+
+        The inputs are encoded first and given to ``start_span`` with the
+        static attributes: the SDK then copies and checks all of them in one
+        go, instead of taking the span's lock again for each ``set_attribute``
+        (and a sampler sees them, as OpenTelemetry recommends for attributes
+        known at the start).
+        """
         tracer = current_tracer()
         if tracer is None:
             return None
+        attributes = self.static_attributes
+        used = 0
+        if self.binder is not None:
+            inputs = input_attributes(self.binder, args, kwargs)
+            if inputs is not None:
+                used = len(inputs[attr.INPUT_VALUE])
+                attributes = {**attributes, **inputs}
         try:
-            span = tracer.start_span(self.name, attributes=self.static_attributes)
+            span = tracer.start_span(self.name, attributes=attributes)
         except Exception:
             contained("a span start")
             return None
-        used = 0
-        if self.binder is not None and span.is_recording():
-            used = record_inputs(span, self.binder, args, kwargs)
         return _Call(self, span, used)
 
 

@@ -117,17 +117,21 @@ def is_failure(exc: BaseException) -> bool:
     return True
 
 
-def record_inputs(span: Span, binder: Binder, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
-    """Write ``input.value`` (JSON of the bound arguments); return the bytes used."""
+def input_attributes(
+    binder: Binder, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> dict[str, Any] | None:
+    """``input.value`` (JSON of the bound arguments) and its mime type; None if that failed.
+
+    Returned rather than set, so the decorator can hand them to ``start_span``
+    with the static attributes: one attribute copy instead of two more calls.
+    """
     try:
         limits = get_limits()
         text = encode_inputs(binder(args, kwargs), limits, limits.max_value_bytes)
-        span.set_attribute(attr.INPUT_VALUE, text)
-        span.set_attribute(attr.INPUT_MIME_TYPE, attr.MIME_JSON)
-        return len(text)
     except Exception:
         contained("inputs")
-        return 0
+        return None
+    return {attr.INPUT_VALUE: text, attr.INPUT_MIME_TYPE: attr.MIME_JSON}
 
 
 def record_output(span: Span, value: Any, used: int) -> None:
@@ -136,7 +140,6 @@ def record_output(span: Span, value: Any, used: int) -> None:
         limits = get_limits()
         budget = max(256, min(limits.max_value_bytes, limits.max_span_bytes - used))
         text, mime = encode_output(value, limits, budget)
-        span.set_attribute(attr.OUTPUT_VALUE, text)
-        span.set_attribute(attr.OUTPUT_MIME_TYPE, mime)
+        span.set_attributes({attr.OUTPUT_VALUE: text, attr.OUTPUT_MIME_TYPE: mime})
     except Exception:
         contained("output")

@@ -12,11 +12,12 @@ from flow_xray.tree.build import build_result
 from flow_xray.tree.load import load_trace
 from flow_xray.tree.model import Totals, TraceNode, TraceResult
 from flow_xray.tree.otlp_json import read_otlp_json
-from flow_xray.tree.spans import EventRecord, SpanRecord
+from flow_xray.tree.spans import EventRecord, SpanRecord, SpanStore
 
 __all__ = [
     "EventRecord",
     "SpanRecord",
+    "SpanStore",
     "Totals",
     "TraceNode",
     "TraceResult",

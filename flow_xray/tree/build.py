@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Iterable, Mapping
+import json.scanner
+from collections.abc import Iterable, Mapping, Sequence
+from operator import attrgetter
 from typing import Any
 
 from flow_xray import attributes as attr
 from flow_xray.llm.pricing import cost_usd
 from flow_xray.tree.model import TraceNode, TraceResult
-from flow_xray.tree.spans import SpanRecord
+from flow_xray.tree.spans import SpanRecord, SpanStore
 
 
 def build_result(records: Iterable[SpanRecord]) -> TraceResult:
@@ -25,68 +27,101 @@ def build_result(records: Iterable[SpanRecord]) -> TraceResult:
 
     A span whose parent is not among the records (a remote parent, or one
     outside the capture) becomes a root. Roots and children are ordered by
-    start time; ``start_ms`` offsets count from the earliest span.
+    start time; ``start_ms`` offsets count from the earliest span. Given a
+    `SpanStore` that dropped spans (``max_spans``), a span whose parent was
+    dropped hangs under its nearest kept ancestor, and the result's
+    ``dropped_spans`` says how many were dropped. Linear in the number of spans.
 
     Example::
 
         result = build_result(read_otlp_json("spans.jsonl"))
     """
-    spans = sorted(records, key=lambda r: (r.start_ns, r.span_id))
+    store = records if isinstance(records, SpanStore) else None
+    spans = records if isinstance(records, Sequence) else list(records)
     if not spans:
         return TraceResult()
+    origin = store.earliest_start() if store is not None else min(r.start_ns for r in spans)
     # Building allocates many objects and no cycles; pausing the cyclic GC
     # meanwhile avoids repeated full scans of the growing tree (about 2x faster).
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _build(spans)
+        result = _build(spans, origin or 0, store)
     finally:
         if paused:
             gc.enable()
+    return result
 
 
-def _build(spans: list[SpanRecord]) -> TraceResult:
-    origin = spans[0].start_ns
+def _build(spans: Iterable[SpanRecord], origin: int, store: SpanStore | None) -> TraceResult:
+    # One node per span id: a repeated id (say, a re-sent batch) keeps the
+    # earliest-starting record (the first one given, on a tie).
     nodes: dict[str, TraceNode] = {}
+    starts: dict[str, int] = {}
     for record in spans:
-        if record.span_id not in nodes:  # a repeated span id (say, a re-sent batch) is one node
-            nodes[record.span_id] = to_node(record, origin)
-    cut: set[str] = set()
+        span_id = record.span_id
+        seen = starts.get(span_id)
+        if seen is None or record.start_ns < seen:
+            starts[span_id] = record.start_ns
+            nodes[span_id] = to_node(record, origin)
+    del starts
+    ordered = list(nodes.values())
+    index = {node.span_id: i for i, node in enumerate(ordered)}
+    parents = [_parent_index(node, index, nodes, store) for node in ordered]
+    _cut_cycles(ordered, parents)
     roots: list[TraceNode] = []
-    for node in nodes.values():
-        parent = nodes.get(node.parent_id) if node.parent_id else None
-        if parent is None or parent is node:
-            roots.append(node)
-            continue
-        # Nodes come in (start, span id) order and every parent cycle has a link
-        # to a later node, so only such links (rare: clock skew) are checked.
-        later = parent.start_ms > node.start_ms or (
-            parent.start_ms == node.start_ms and parent.span_id > node.span_id
-        )
-        if later and _closes_cycle(node, parent, nodes, cut):
-            cut.add(node.span_id)
+    for node, parent in zip(ordered, parents, strict=True):
+        if parent < 0:
             roots.append(node)
         else:
-            parent.children.append(node)
-    return TraceResult(roots=roots)
+            ordered[parent].children.append(node)
+    for node in ordered:
+        if len(node.children) > 1:
+            node.children.sort(key=_ORDER)
+    roots.sort(key=_ORDER)
+    result = TraceResult(roots=roots)
+    if store is not None:
+        result.dropped_spans = store.dropped
+    return result
 
 
-def _closes_cycle(
-    node: TraceNode, parent: TraceNode, nodes: Mapping[str, TraceNode], cut: set[str]
-) -> bool:
-    """Whether ``node``'s parent chain leads back to it (corrupt input).
+_ORDER = attrgetter("start_ms", "span_id")
 
-    Such a node becomes a root; without that, a cycle's spans would vanish
-    from the tree, and walking a tree that contained one would never end.
+
+def _parent_index(
+    node: TraceNode, index: Mapping[str, int], nodes: Mapping[str, Any], store: SpanStore | None
+) -> int:
+    """The position of ``node``'s parent (its nearest kept ancestor), or -1 for a root."""
+    parent_id = node.parent_id
+    if not parent_id or parent_id == node.span_id:
+        return -1
+    at = index.get(parent_id)
+    if at is None and store is not None:
+        kept = store.nearest_kept_parent(parent_id, nodes)
+        at = index.get(kept) if kept is not None else None
+    return -1 if at is None else at
+
+
+def _cut_cycles(nodes: Sequence[TraceNode], parents: list[int]) -> None:
+    """Make roots of corrupt parent cycles, so every span stays in a finite tree.
+
+    Each cycle (spans that are each other's ancestors) loses one link: the
+    earliest-starting span of the cycle becomes a root. One walk, O(n).
     """
-    current: TraceNode | None = parent
-    for _ in range(len(nodes)):
-        if current is None or current.span_id in cut:
-            return False
-        if current is node:
-            return True
-        current = nodes.get(current.parent_id) if current.parent_id else None
-    return False
+    state = bytearray(len(nodes))  # 0 unseen, 1 on the current walk, 2 done
+    for first in range(len(nodes)):
+        path = []
+        current = first
+        while current >= 0 and state[current] == 0:
+            state[current] = 1
+            path.append(current)
+            current = parents[current]
+        if current >= 0 and state[current] == 1:
+            cycle = path[path.index(current) :]
+            cut = min(cycle, key=lambda i: _ORDER(nodes[i]))
+            parents[cut] = -1
+        for i in path:
+            state[i] = 2
 
 
 def to_node(record: SpanRecord, origin_ns: int) -> TraceNode:
@@ -144,6 +179,7 @@ def _has_usage(consumed: Mapping[str, Any]) -> bool:
 
 
 _DECODER = json.JSONDecoder()
+_SCAN: Any = json.scanner.make_scanner(_DECODER)  # type: ignore[arg-type]  # typeshed types it as a class
 
 
 def _kind(attrs: Mapping[str, Any]) -> str:
@@ -170,6 +206,14 @@ def _decode(value: Any, mime: Any) -> Any:
     if not isinstance(value, str):
         return _plain(value)
     if mime == attr.MIME_JSON or (mime is None and value[:1] in ("{", "[")):
+        # The decoder's C scanner, called directly, skips `decode`'s two
+        # whitespace regex matches: about 5x faster on the short texts spans hold.
+        try:
+            data, end = _SCAN(value, 0)
+        except (StopIteration, ValueError):
+            end = -1
+        if end == len(value):
+            return data
         try:
             return _DECODER.decode(value)
         except ValueError:

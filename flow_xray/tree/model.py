@@ -176,7 +176,10 @@ def _check_types(kwargs: Mapping[str, Any], where: str) -> None:
 
 @dataclass(frozen=True)
 class Totals:
-    """Whole-trace figures for headers and summary lines. ``cost_usd`` is None when unknown."""
+    """Whole-trace figures for headers and summary lines. ``cost_usd`` is None when unknown.
+
+    ``dropped_spans`` counts the calls a capped capture (``max_spans``) left out.
+    """
 
     nodes: int
     errors: int
@@ -185,13 +188,15 @@ class Totals:
     completion_tokens: int
     total_tokens: int
     cost_usd: float | None
+    dropped_spans: int = 0
 
     def summary(self) -> str:
         """One human line, e.g. ``12 nodes, 1 error, 1,234 tokens, $0.0042``."""
         cost = "cost unknown" if self.cost_usd is None else f"${self.cost_usd:.4f}"
         errors = "1 error" if self.errors == 1 else f"{self.errors} errors"
+        dropped = f" ({self.dropped_spans:,} more calls dropped)" if self.dropped_spans else ""
         return (
-            f"{self.nodes} nodes, {errors}, {self.wall_time_ms:.1f} ms, "
+            f"{self.nodes} nodes{dropped}, {errors}, {self.wall_time_ms:.1f} ms, "
             f"{self.total_tokens:,} tokens, {cost}"
         )
 
@@ -202,7 +207,8 @@ class TraceResult:
 
     Iterating yields every node in pre-order. For ``trace.run``, ``value`` is
     what the function returned and ``exception`` what it raised (``ok`` tells
-    which); neither is part of the JSON form.
+    which); neither is part of the JSON form. ``dropped_spans`` is how many
+    calls a capped capture (``max_spans``) left out of the tree.
 
     Example::
 
@@ -212,6 +218,7 @@ class TraceResult:
     """
 
     roots: list[TraceNode] = field(default_factory=list)
+    dropped_spans: int = 0
     value: Any = field(default=None, compare=False, repr=False)
     exception: BaseException | None = field(default=None, compare=False, repr=False)
 
@@ -266,7 +273,7 @@ class TraceResult:
                 cost = (cost or 0.0) + float(node_cost)
         ends = [r.start_ms + (r.latency_ms or 0.0) for r in self.roots]
         wall = max(ends) - min(r.start_ms for r in self.roots) if self.roots else 0.0
-        return Totals(nodes, errors, wall, prompt, completion, total, cost)
+        return Totals(nodes, errors, wall, prompt, completion, total, cost, self.dropped_spans)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON envelope (version 1) as plain data."""
@@ -289,8 +296,11 @@ class TraceResult:
         version = data.get("version", SCHEMA_VERSION)
         if version != SCHEMA_VERSION:
             raise TraceFileError(f"unsupported flow-xray trace version {version!r}")
+        totals = data.get("totals")
+        dropped = totals.get("dropped_spans", 0) if isinstance(totals, Mapping) else 0
         return cls(
-            roots=[TraceNode.from_dict(node, str(i)) for i, node in enumerate(data["nodes"])]
+            roots=[TraceNode.from_dict(node, str(i)) for i, node in enumerate(data["nodes"])],
+            dropped_spans=dropped if type(dropped) is int and dropped > 0 else 0,
         )
 
     def to_json(self, indent: int | None = None) -> str:

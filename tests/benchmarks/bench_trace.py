@@ -1,169 +1,378 @@
-"""Tracing-core benchmark: figures measured side by side in one process.
+"""Tracing-core benchmark: per-call cost side by side with the bare SDK and with peers.
 
-Run: ``python tests/benchmarks/bench_trace.py``. Prints:
+Run: ``python tests/benchmarks/bench_trace.py [--rounds N] [--calls N]``.
 
-- ``@trace`` call vs the bare OpenTelemetry SDK doing the same work (a span
-  with the same static, ``input.value`` and ``output.value`` attributes, the
-  same provider and processors) — target ratio <= 1.3;
-- the cost ``@trace`` adds when tracing is off (no provider, before and after
-  captures; and ``OTEL_SDK_DISABLED``) — target <= 1 us per call;
-- building the tree from 100k span records — target <= 1 s;
-- memory per retained `TraceNode`.
+Every contestant runs the same function, for a small payload (two short
+arguments, a small dict back) and a 1 KB payload (a 1 KB string in, a dict
+holding it back). Rounds interleave all contestants (the order rotates each
+round), so machine noise hits them alike. A contestant's time in a round is
+the fastest of ten batches, in CPU time of the process (all its threads, so
+peers' background exporters count). Each contestant shows its best time over
+the rounds and that as a ratio to the best time of the reference span **B**
+(noise only ever adds time, so best times are the steadiest estimate), then
+the per-round ratios to B measured in the same round: median [min-max]:
+
+- **B**: the bare OpenTelemetry SDK: ``start_as_current_span`` plus the same
+  ``input.value`` / ``output.value`` attributes (JSON of the arguments and the
+  result), ``SimpleSpanProcessor`` -> ``InMemorySpanExporter``;
+- **A**: the bare SDK writing every attribute ``@trace`` writes (kind, source,
+  inputs and outputs with their mime types), exported the same way as B;
+- **S**: the bare SDK doing the same work as a capture: the span carries every
+  attribute ``@trace`` writes, is exported to the same sink and kept in memory
+  (a second in-memory exporter) - the floor for ``@trace`` inside a capture
+  (target <= 1.3x of it, SPEC section 7);
+- ``@trace`` inside ``trace.capture()`` and outside any capture, both under the
+  user's global SDK provider (the same kind of provider as B; target outside
+  <= 1.1x B);
+- peers' decorators, when installed: OpenLLMetry (``traceloop-sdk``
+  ``@workflow``), OpenInference (``@tracer.chain``), Logfire
+  (``@logfire.instrument``, ``send_to_logfire=False``), Langfuse (``@observe``,
+  spans kept in memory, no network) and MLflow (``@mlflow.trace``, local store).
+  Each exports to an in-memory exporter where the peer allows it.
+
+It also prints the cost ``@trace`` adds when nothing collects spans (target
+<= 1 us per call, SPEC section 7): no provider at all, before any capture and
+after several have come and gone; and an SDK provider disabled by
+``OTEL_SDK_DISABLED``.
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import functools
 import gc
 import json
+import logging
+import os
 import statistics
-import time
-import tracemalloc
-from collections.abc import Callable
+import sys
+import tempfile
+import warnings
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from opentelemetry import context as context_api, trace as trace_api
+from opentelemetry import trace as trace_api
 from opentelemetry.sdk.trace import TracerProvider
-from timing import per_call_us, print_table
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.util._once import Once
+from timing import best_per_call_us, print_table
 
 from flow_xray import trace
-from flow_xray.sdk.processor import attach
-from flow_xray.tree.build import build_result
-from flow_xray.tree.spans import SpanRecord
+
+# Peers must not reach the network: no telemetry pings, no real backends.
+os.environ.setdefault("TRACELOOP_TELEMETRY", "false")
+os.environ.setdefault("LANGFUSE_PUBLIC_KEY", "pk-lf-benchmark")
+os.environ.setdefault("LANGFUSE_SECRET_KEY", "sk-lf-benchmark")
+os.environ.setdefault("LANGFUSE_HOST", "http://127.0.0.1:9")
+os.environ.setdefault("MLFLOW_TRACKING_URI", "file://" + tempfile.mkdtemp(prefix="mlruns-"))
+
+TEXT_1K = ("The quick brown fox jumps over the lazy dog. " * 24)[:1024]
+PAYLOADS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
+    "small": (("what is 2 + 2?", 5), {}),
+    "1 KB": ((TEXT_1K, 5), {}),
+}
 
 
 def business(query: str, limit: int = 5) -> dict[str, Any]:
+    """The user's function: a small dict back, holding the query (1 KB for the big payload)."""
     return {"query": query, "hits": limit}
 
 
-def side_by_side(
-    a: Callable[[], Any], b: Callable[[], Any], calls: int, rounds: int
-) -> tuple[float, float]:
-    """Alternate the two in short rounds and take medians, so machine noise hits both alike."""
-    xs, ys = [], []
-    for _ in range(rounds):
-        gc.collect()
-        xs.append(per_call_us(a, calls))
-        ys.append(per_call_us(b, calls))
-    return statistics.median(xs), statistics.median(ys)
+def _reset_global_provider() -> None:
+    # The API sets a global provider once per process; the benchmark needs several in turn.
+    trace_api._TRACER_PROVIDER_SET_ONCE = Once()  # type: ignore[attr-defined]
+    trace_api._TRACER_PROVIDER = None  # type: ignore[attr-defined]
 
 
-def bench_overhead() -> list[tuple[str, str]]:
+def _memory_provider(*exporters: InMemorySpanExporter) -> TracerProvider:
     provider = TracerProvider()
-    attach(provider)
-    tracer = provider.get_tracer("bench")
-    static = {"openinference.span.kind": "CHAIN", "code.function.name": "business"}
+    for exporter in exporters:
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider
 
-    def bare_sdk() -> Any:
-        span = tracer.start_span("business", attributes=static)
-        token = context_api.attach(trace_api.set_span_in_context(span))
+
+class Contestant:
+    """One way of running ``business`` traced, with what it needs around each round."""
+
+    def __init__(
+        self,
+        name: str,
+        make: Callable[[Callable[..., Any]], Callable[..., Any]],
+        around: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext,
+        clear: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.name = name
+        self.fn = make(business)
+        self.around = around
+        self.clear = clear
+
+
+def bare_span(tracer: trace_api.Tracer) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """B: a span with the same input.value/output.value a tracer of inputs and outputs writes."""
+
+    def make(func: Callable[..., Any]) -> Callable[..., Any]:
+        def call(query: str, limit: int = 5) -> Any:
+            with tracer.start_as_current_span("business") as span:
+                span.set_attribute("input.value", json.dumps({"query": query, "limit": limit}))
+                result = func(query, limit)
+                span.set_attribute("output.value", json.dumps(result))
+                return result
+
+        return call
+
+    return make
+
+
+def same_work_span(tracer: trace_api.Tracer) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The bare SDK writing every attribute ``@trace`` writes (kind, source, mime types)."""
+    code = business.__code__
+    static = {
+        "openinference.span.kind": "CHAIN",
+        "code.function.name": business.__qualname__,
+        "code.file.path": os.path.relpath(code.co_filename),
+        "code.line.number": code.co_firstlineno,
+    }
+
+    def make(func: Callable[..., Any]) -> Callable[..., Any]:
+        def call(query: str, limit: int = 5) -> Any:
+            with tracer.start_as_current_span("business", attributes=static) as span:
+                span.set_attribute("input.value", json.dumps({"query": query, "limit": limit}))
+                span.set_attribute("input.mime_type", "application/json")
+                result = func(query, limit)
+                span.set_attribute("output.value", json.dumps(result))
+                span.set_attribute("output.mime_type", "application/json")
+                return result
+
+        return call
+
+    return make
+
+
+def peers() -> tuple[list[Contestant], list[str]]:
+    """The installed peers' decorators, each set up to keep spans in memory; and what is missing."""
+    found: list[Contestant] = []
+    missing: list[str] = []
+    for label, setup in (
+        ("OpenLLMetry @workflow", _openllmetry),
+        ("OpenInference @tracer.chain", _openinference),
+        ("Logfire @logfire.instrument", _logfire),
+        ("Langfuse @observe", _langfuse),
+        ("MLflow @mlflow.trace", _mlflow),
+    ):
         try:
-            span.set_attribute("input.value", json.dumps({"query": "q", "limit": 5}))
-            span.set_attribute("input.mime_type", "application/json")
-            result = business("q", 5)
-            span.set_attribute("output.value", json.dumps(result))
-            span.set_attribute("output.mime_type", "application/json")
-            return result
-        finally:
-            context_api.detach(token)
-            span.end()
+            found.append(setup(label))
+        except ImportError as exc:
+            missing.append(f"{label} (not installed: {exc.name})")
+    return found, missing
 
+
+def _openllmetry(label: str) -> Contestant:
+    from traceloop.sdk import Traceloop
+    from traceloop.sdk.decorators import workflow
+
+    exporter = InMemorySpanExporter()
+    Traceloop.init(app_name="bench", exporter=exporter, disable_batch=True, telemetry_enabled=False)
+    return Contestant(label, workflow(name="business"), clear=exporter.clear)
+
+
+def _openinference(label: str) -> Contestant:
+    from openinference.instrumentation import OITracer, TraceConfig
+
+    exporter = InMemorySpanExporter()
+    tracer = OITracer(_memory_provider(exporter).get_tracer("bench"), config=TraceConfig())
+    return Contestant(label, tracer.chain, clear=exporter.clear)
+
+
+def _logfire(label: str) -> Contestant:
+    import logfire
+
+    exporter = InMemorySpanExporter()
+    logfire.configure(
+        send_to_logfire=False,
+        console=False,
+        service_name="bench",
+        additional_span_processors=[SimpleSpanProcessor(exporter)],
+    )
+    return Contestant(label, logfire.instrument(), clear=exporter.clear)
+
+
+def _langfuse(label: str) -> Contestant:
+    from langfuse import Langfuse, observe
+
+    exporter = InMemorySpanExporter()
+    # Its own provider and batch processor, exporting into memory: no network.
+    client = Langfuse(tracer_provider=TracerProvider(), span_exporter=exporter, flush_interval=3600)
+
+    def clear() -> None:
+        client.flush()
+        exporter.clear()
+
+    return Contestant(label, observe(), clear=clear)
+
+
+def _mlflow(label: str) -> Contestant:
+    import mlflow
+
+    logging.getLogger("mlflow").setLevel(logging.ERROR)
+    return Contestant(label, mlflow.trace)
+
+
+# --- the measurements -----------------------------------------------------------
+
+
+def added_ns(traced: Callable[..., Any], rounds: int, calls: int) -> tuple[float, float, float]:
+    """Per-call cost ``traced`` adds over the plain function: median, min, max in ns."""
+    args, _ = PAYLOADS["small"]
+    added = []
+    for _ in range(rounds):
+        plain = best_per_call_us(lambda: business(*args), calls)
+        wrapped = best_per_call_us(lambda: traced(*args), calls)
+        added.append((wrapped - plain) * 1000)
+    return statistics.median(added), min(added), max(added)
+
+
+def bench_untraced(rounds: int) -> list[tuple[str, str]]:
+    """What ``@trace`` adds when nothing collects: no provider (before/after captures), disabled."""
     traced = trace(business)
-    from opentelemetry.util._once import Once
-
-    trace_api._TRACER_PROVIDER_SET_ONCE = Once()
-    trace_api._TRACER_PROVIDER = None
-    trace_api.set_tracer_provider(provider)
     rows = []
-    with trace.capture():
-        ours, bare = side_by_side(lambda: traced("q", 5), bare_sdk, calls=5000, rounds=9)
-    rows.append(("@trace call, inside a capture", f"{ours:.2f} us"))
-    rows.append(("bare SDK, same attributes and processors", f"{bare:.2f} us"))
-    rows.append(("ratio @trace / bare SDK (target <= 1.3)", f"{ours / bare:.2f}x"))
-
-    # Tracing off: no provider at all, then an SDK provider disabled by OTEL_SDK_DISABLED.
-    trace_api._TRACER_PROVIDER_SET_ONCE = Once()
-    trace_api._TRACER_PROVIDER = None
-    plain_us, off_us = side_by_side(lambda: business("q", 5), lambda: traced("q", 5), 200_000, 7)
+    _reset_global_provider()
     rows.append(
-        ("added per call, no provider (target <= 1 us)", f"{(off_us - plain_us) * 1000:.0f} ns")
+        _ns_row("added, no provider, before any capture", added_ns(traced, rounds, 200_000))
     )
-    for _ in range(3):  # the private provider must serve open captures only
+    for _ in range(5):
         with trace.capture():
-            traced("q", 5)
-    plain_us, off_us = side_by_side(lambda: business("q", 5), lambda: traced("q", 5), 200_000, 7)
-    rows.append(
-        (
-            "added per call, no provider, after 3 closed captures (target <= 1 us)",
-            f"{(off_us - plain_us) * 1000:.0f} ns",
-        )
-    )
-    import os
-
+            traced("warm", 1)
+    rows.append(_ns_row("added, no provider, after 5 captures", added_ns(traced, rounds, 200_000)))
     os.environ["OTEL_SDK_DISABLED"] = "true"
-    trace_api._TRACER_PROVIDER_SET_ONCE = Once()
-    trace_api.set_tracer_provider(TracerProvider())
-    plain_us, off_us = side_by_side(lambda: business("q", 5), lambda: traced("q", 5), 200_000, 7)
-    rows.append(
-        (
-            "added per call, OTEL_SDK_DISABLED (target <= 1 us)",
-            f"{(off_us - plain_us) * 1000:.0f} ns",
-        )
-    )
-    del os.environ["OTEL_SDK_DISABLED"]
+    try:
+        _reset_global_provider()
+        trace_api.set_tracer_provider(TracerProvider())
+        rows.append(_ns_row("added, OTEL_SDK_DISABLED=true", added_ns(traced, rounds, 200_000)))
+    finally:
+        del os.environ["OTEL_SDK_DISABLED"]
+        _reset_global_provider()
     return rows
 
 
-def make_records(n: int) -> list[SpanRecord]:
-    t0 = 1_700_000_000_000_000_000
-    records = [SpanRecord("a" * 32, "r".ljust(16, "0"), None, "root", t0, t0 + n * 1000)]
-    for i in range(1, n):
-        parent = records[(i - 1) // 8].span_id  # a bushy tree, 8 children per node
-        records.append(
-            SpanRecord(
-                "a" * 32,
-                f"{i:016x}",
-                parent,
-                f"step{i % 50}",
-                t0 + i * 1000,
-                t0 + i * 1000 + 500,
-                attributes={
-                    "openinference.span.kind": "TOOL",
-                    "input.value": f'{{"i": {i}, "q": "query text"}}',
-                    "input.mime_type": "application/json",
-                    "output.value": "result text",
-                    "output.mime_type": "text/plain",
-                    "code.function.name": "step",
-                },
-            )
-        )
-    return records
+def _ns_row(label: str, figures: tuple[float, float, float]) -> tuple[str, str]:
+    median, low, high = figures
+    return f"{label} (target <= 1000 ns)", f"{median:.0f} ns  [{low:.0f}-{high:.0f}]"
 
 
-def bench_tree() -> list[tuple[str, str]]:
-    records = make_records(100_000)
-    times = []
-    for _ in range(3):
-        gc.collect()
-        start = time.perf_counter()
-        result = build_result(records)
-        times.append(time.perf_counter() - start)
-    assert len(result) == 100_000
-    del result
-    gc.collect()
-    tracemalloc.start()
-    before = tracemalloc.get_traced_memory()[0]
-    result = build_result(records)
-    after = tracemalloc.get_traced_memory()[0]
-    tracemalloc.stop()
-    return [
-        ("build tree from 100k span records (target <= 1 s)", f"{min(times):.3f} s"),
-        ("memory per retained TraceNode", f"{(after - before) / len(result):.0f} bytes"),
+def bench_ratios(
+    rounds: int, calls: int, with_peers: bool = True
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """Every contestant as a ratio to B, per payload, over interleaved rounds."""
+    # First: some peers install a global provider of their own.
+    contestants, missing = peers() if with_peers else ([], ["peers (--no-peers)"])
+
+    export_b = InMemorySpanExporter()
+    tracer_b = _memory_provider(export_b).get_tracer("bench")
+    export_s, keep_s = InMemorySpanExporter(), InMemorySpanExporter()
+    tracer_s = _memory_provider(export_s, keep_s).get_tracer("bench")
+    export_user = InMemorySpanExporter()
+    _reset_global_provider()
+    trace_api.set_tracer_provider(_memory_provider(export_user))
+
+    reference = Contestant("B: bare SDK span", bare_span(tracer_b), clear=export_b.clear)
+
+    def clear_s() -> None:
+        export_s.clear()
+        keep_s.clear()
+
+    export_a = InMemorySpanExporter()
+    tracer_a = _memory_provider(export_a).get_tracer("bench")
+    ours = [
+        Contestant(
+            "bare SDK, same attributes as @trace (A)",
+            same_work_span(tracer_a),
+            clear=export_a.clear,
+        ),
+        Contestant("bare SDK, same work as a capture (S)", same_work_span(tracer_s), clear=clear_s),
+        Contestant(
+            "flow-xray @trace, inside trace.capture()",
+            trace,
+            around=trace.capture,
+            clear=export_user.clear,
+        ),
+        Contestant(
+            "flow-xray @trace, outside, user's SDK provider", trace, clear=export_user.clear
+        ),
     ]
+    field = [reference, *ours, *contestants]
+    rows: list[tuple[str, str]] = []
+    summary: dict[str, dict[str, float]] = {}
+    for payload, (args, kwargs) in PAYLOADS.items():
+        times: dict[str, list[float]] = {c.name: [] for c in field}
+        for round_no in range(rounds):
+            shift = round_no % len(field)
+            for contestant in field[shift:] + field[:shift]:
+                contestant.clear()
+                gc.collect()
+                with contestant.around():
+                    call = functools.partial(contestant.fn, *args, **kwargs)
+                    times[contestant.name].append(best_per_call_us(call, calls, batches=10))
+        base = times[reference.name]
+        summary[payload] = {}
+        for contestant in field:
+            mine = times[contestant.name]
+            ratios = [t / b for t, b in zip(mine, base, strict=True)]
+            best = min(mine) / min(base)
+            summary[payload][contestant.name] = best
+            rows.append(
+                (
+                    f"[{payload}] {contestant.name}",
+                    f"{min(mine):7.2f} us  {best:5.2f}x B   rounds: "
+                    f"{statistics.median(ratios):.2f}x"
+                    f" [{min(ratios):.2f}-{max(ratios):.2f}]",
+                )
+            )
+        for contestant in field:
+            contestant.clear()
+    for payload, ratios in summary.items():
+        inside = ratios["flow-xray @trace, inside trace.capture()"]
+        same_work = ratios["bare SDK, same work as a capture (S)"]
+        outside = ratios["flow-xray @trace, outside, user's SDK provider"]
+        rows.append(
+            (f"[{payload}] inside a capture / S (target <= 1.3)", f"{inside / same_work:.2f}x")
+        )
+        rows.append((f"[{payload}] outside / B (target <= 1.1)", f"{outside:.2f}x"))
+        same_attributes = ratios["bare SDK, same attributes as @trace (A)"]
+        rows.append(
+            (f"[{payload}] outside / A (the same attributes)", f"{outside / same_attributes:.2f}x")
+        )
+    return rows, missing
 
 
-def main() -> None:
-    rows = bench_overhead() + bench_tree()
-    print_table(rows)
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Peers log set-up chatter and warnings; the table is what matters here."""
+    logging.disable(logging.WARNING)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+    logging.disable(logging.NOTSET)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds")
+    parser.add_argument("--calls", type=int, default=2000, help="calls per contestant per round")
+    parser.add_argument("--no-peers", action="store_true", help="flow-xray and the bare SDK only")
+    options = parser.parse_args(argv)
+    print(
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs; median [min-max] over "
+        f"{options.rounds} rounds of {options.calls} calls",
+        flush=True,
+    )
+    with _quiet():
+        rows = bench_untraced(min(options.rounds, 7))
+        ratio_rows, missing = bench_ratios(options.rounds, options.calls, not options.no_peers)
+    print_table(rows + ratio_rows)
+    for line in missing:
+        print(f"skipped: {line}")
 
 
 if __name__ == "__main__":

@@ -196,7 +196,7 @@ def test_a_context_that_outlives_its_capture_does_not_keep_collecting() -> None:
     for i in range(10):
         leftover.run(work, i)
     (collector,) = leftover.run(_ACTIVE.get)
-    assert collector.finished == [] and collector.open == {}
+    assert len(collector.finished) == 0 and collector.open == {}
     assert get_processor()._members == {}
 
 

@@ -1,0 +1,53 @@
+"""A progress line on the terminal for output that takes more than a moment to write."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import click
+
+# Writing faster than this says nothing: small traces stay quiet.
+SHOW_AFTER_S = 1.0
+
+
+@contextmanager
+def progress(what: str, enabled: bool = True) -> Iterator[None]:
+    """Say on stderr what is being written, once it has taken more than `SHOW_AFTER_S`.
+
+    On a terminal the line counts the seconds in place; elsewhere (a log, a
+    pipe) it is written once, and a last line says how long it took.
+    """
+    if not enabled:
+        yield
+        return
+    started = time.monotonic()
+    finished = threading.Event()
+    shown = threading.Event()
+    terminal = sys.stderr.isatty()
+
+    def tick() -> None:
+        wait = SHOW_AFTER_S
+        while not finished.wait(wait):
+            elapsed = time.monotonic() - started
+            if terminal:
+                click.echo(f"\rflow-xray: {what}… {elapsed:.0f} s", err=True, nl=False)
+            elif not shown.is_set():
+                click.echo(f"flow-xray: {what}…", err=True)
+            shown.set()
+            wait = 1.0
+
+    ticker = threading.Thread(target=tick, name="flow-xray-progress", daemon=True)
+    ticker.start()
+    try:
+        yield
+    finally:
+        finished.set()
+        ticker.join()
+        if shown.is_set():
+            elapsed = time.monotonic() - started
+            prefix = "\r" if terminal else ""
+            click.echo(f"{prefix}flow-xray: {what}: done in {elapsed:.1f} s", err=True)

@@ -1,0 +1,274 @@
+"""Who counts what: LLM usage once per request, errors once per failure — a pure pass over a tree.
+
+Several spans often report the same LLM request: flow-xray's ``@trace(kind="llm")``
+span around ``client.chat.completions.create``, the instrumentor span inside
+it (OpenInference, the official OpenAI instrumentation, OpenLLMetry), the
+provider SDK's own span (``anthropic`` ≥ 2.16), an agent that returns its
+child's response object. Summing them all would multiply the cost. The rule:
+
+1. **Innermost owns the request.** A span reporting usage is *counted* unless a
+   span inside it already counts the same request: the same response id
+   (``gen_ai.response.id``), or — when ids are missing — the same input and
+   output tokens with a compatible model (``gpt-4o-mini`` matches
+   ``gpt-4o-mini-2024-07-18``). An ancestor whose figure is the sum of the
+   requests counted inside it (an agent reporting its total) is not counted
+   either. Different response ids are always different requests.
+2. **Siblings that are one request.** Two child spans of one call that report
+   the same request at overlapping times from different instrumentations (two
+   instrumentors patching one client) are one request: the one that started
+   first is counted.
+3. Everything else is a request of its own and is counted.
+
+Every span keeps its own figure (the viewer shows it); ``usage_counted`` says
+whether it is in the totals, ``usage_note`` why not.
+
+Errors are counted as failures, not as failing spans. A span whose failing
+child failed with the same exception (same type) merely *passed it through*;
+the innermost one is the *origin* (``error_origin``). A failure is *handled*
+(``error_handled``) when some ancestor ended without it. ``Totals.errors``
+counts origins; two sibling instrumentor spans failing for one request count
+once. ``cancelled`` and ``interrupted`` calls are not failures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from flow_xray.tree.model import TraceNode
+
+__all__ = ["RESPONSE_ID_KEYS", "SCOPE_KEY", "UsageTotals", "analyze", "sum_counted"]
+
+# Where the id of the provider's response is found (GenAI, OpenInference-era names).
+RESPONSE_ID_KEYS = ("gen_ai.response.id", "llm.response.id", "flow_xray.response_id")
+# The instrumentation scope of a foreign span (set by the span readers).
+SCOPE_KEY = "otel.scope.name"
+_EMPTY: tuple[_Request, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """One counted LLM request: the node that owns it and what identifies it."""
+
+    node: TraceNode
+    response_id: str | None
+    model: str | None
+    prompt: int | None
+    completion: int | None
+
+    def same_as(self, other: _Request) -> bool:
+        if self.response_id and other.response_id:
+            return self.response_id == other.response_id
+        return (
+            self.prompt == other.prompt
+            and self.completion == other.completion
+            and _models_match(self.model, other.model)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class UsageTotals:
+    """Token and cost sums over the counted spans (cost None when no span has one)."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    cost_usd: float | None
+
+
+def _models_match(a: str | None, b: str | None) -> bool:
+    if not a or not b:
+        return True
+    a, b = a.lower().rsplit("/", 1)[-1], b.lower().rsplit("/", 1)[-1]
+    return a.startswith(b) or b.startswith(a)
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _request(node: TraceNode) -> _Request | None:
+    meta = node.meta
+    prompt = _int(meta.get("prompt_tokens"))
+    completion = _int(meta.get("completion_tokens"))
+    if prompt is None and completion is None:
+        total = _int(meta.get("total_tokens"))
+        if total is None:
+            return None
+        prompt = total  # only a total is known: compare it as the input side
+    attributes = node.attributes
+    response_id = next(
+        (v for k in RESPONSE_ID_KEYS if isinstance(v := attributes.get(k), str) and v), None
+    )
+    model = meta.get("model")
+    return _Request(node, response_id, model if isinstance(model, str) else None, prompt, completion)
+
+
+def _overlap(a: TraceNode, b: TraceNode) -> bool:
+    a_end = None if a.latency_ms is None else a.start_ms + a.latency_ms
+    b_end = None if b.latency_ms is None else b.start_ms + b.latency_ms
+    return (b_end is None or a.start_ms <= b_end) and (a_end is None or b.start_ms <= a_end)
+
+
+def _scope(node: TraceNode) -> str:
+    scope = node.attributes.get(SCOPE_KEY)
+    return scope if isinstance(scope, str) else ""
+
+
+def _postorder(roots: Sequence[TraceNode]) -> Iterator[tuple[TraceNode, TraceNode | None]]:
+    """(node, parent) with every node after all of its descendants (iterative: deep trees)."""
+    preorder: list[tuple[TraceNode, TraceNode | None]] = []
+    stack: list[tuple[TraceNode, TraceNode | None]] = [(r, None) for r in reversed(roots)]
+    while stack:
+        node, parent = stack.pop()
+        preorder.append((node, parent))
+        stack.extend((child, node) for child in reversed(node.children))
+    return reversed(preorder)
+
+
+def analyze(roots: Sequence[TraceNode]) -> None:
+    """Set ``usage_counted``/``usage_note`` and ``error_origin``/``error_handled`` on every node.
+
+    Deterministic and idempotent; see the module docstring for the rules.
+    """
+    below: dict[int, list[_Request]] = {}  # id(node) -> requests counted inside it
+    chains: dict[int, TraceNode] = {}  # id(error node) -> origin of its failure
+    parents: dict[int, TraceNode | None] = {}
+    errors: list[TraceNode] = []
+    for node, parent in _postorder(roots):
+        inside = _usage_from_children(node, below)
+        own = _request(node)
+        if own is None:
+            node.usage_counted, node.usage_note = None, None
+        else:
+            node.usage_counted, node.usage_note = _decide(node, own, inside)
+            if node.usage_counted:
+                inside = [*inside, own]
+        if inside:
+            below[id(node)] = inside
+        if node.status == "error":
+            parents[id(node)] = parent
+            errors.append(node)
+            _error_origin(node, chains)
+        else:
+            node.error_origin = node.error_handled = None
+    # Handled: top-down along each failure chain (errors are in post-order; reverse it).
+    for node in reversed(errors):
+        parent = parents[id(node)]
+        if parent is None:
+            node.error_handled = False
+        elif parent.status == "error" and chains.get(id(parent)) is chains.get(id(node)):
+            node.error_handled = parent.error_handled
+        else:
+            node.error_handled = True
+
+
+def _usage_from_children(node: TraceNode, below: dict[int, list[_Request]]) -> list[_Request]:
+    """The requests counted inside ``node``, after merging siblings that are one request."""
+    inside: list[_Request] = []
+    counted_children: list[_Request] = []
+    for child in node.children:
+        child_requests = below.pop(id(child), None)
+        if not child_requests:
+            continue
+        if child.usage_counted:
+            own = child_requests[-1]  # a counted child's own request is appended last
+            twin = next((r for r in counted_children if _siblings_same(r, own)), None)
+            if twin is not None:
+                child.usage_counted = False
+                child.usage_note = f"same request as sibling span {twin.node.name!r} (counted there)"
+                child_requests = child_requests[:-1]
+            else:
+                counted_children.append(own)
+        inside.extend(child_requests)
+    return inside
+
+
+def _siblings_same(a: _Request, b: _Request) -> bool:
+    return (
+        _scope(a.node) != _scope(b.node)
+        and _overlap(a.node, b.node)
+        and a.same_as(b)
+        and a.node.status == b.node.status
+    )
+
+
+def _decide(node: TraceNode, own: _Request, inside: Sequence[_Request]) -> tuple[bool, str | None]:
+    for request in reversed(inside):  # the innermost, latest report first
+        if own.same_as(request):
+            where = "child span" if request.node in node.children else "span"
+            return False, f"same request as {where} {request.node.name!r} (counted there)"
+    if len(inside) > 1 and own.completion is not None:
+        prompt = sum(r.prompt or 0 for r in inside)
+        completion = sum(r.completion or 0 for r in inside)
+        if own.prompt == prompt and own.completion == completion:
+            return False, f"sum of the {len(inside)} requests counted inside this call"
+    return True, None
+
+
+def _error_key(node: TraceNode) -> str:
+    """The short exception type of a failed node, or '' when it cannot be told."""
+    for event in reversed(node.events):
+        if event.get("name") == "exception":
+            kind = (event.get("attributes") or {}).get("exception.type")
+            if isinstance(kind, str) and kind:
+                return kind.rpartition(".")[2]
+    kind = node.attributes.get("error.type")
+    if isinstance(kind, str) and kind and not kind.isdigit() and kind != "_OTHER":
+        return kind.rpartition(".")[2]
+    head = (node.error or "").partition(":")[0].strip()
+    return head.rpartition(".")[2] if head and " " not in head else ""
+
+
+def _error_origin(node: TraceNode, chains: dict[int, TraceNode]) -> None:
+    key = _error_key(node)
+    failing = [c for c in node.children if c.status == "error" and id(c) in chains]
+    matched = [c for c in failing if not key or not _error_key(c) or _error_key(c) == key]
+    if not matched:
+        node.error_origin = True
+        chains[id(node)] = node
+        return
+    node.error_origin = False
+    first = matched[0]
+    chains[id(node)] = chains[id(first)]
+    for other in matched[1:]:
+        # Two instrumentations reporting one failed request, side by side: one failure.
+        if _scope(other) != _scope(first) and _overlap(other, first):
+            old = chains[id(other)]
+            old.error_origin = False
+            _rechain(other, chains, old, chains[id(first)])
+
+
+def _rechain(
+    node: TraceNode, chains: dict[int, TraceNode], old: TraceNode, origin: TraceNode
+) -> None:
+    """Move ``node`` and the failing nodes below it on chain ``old`` to the chain of ``origin``."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        chains[id(current)] = origin
+        stack.extend(c for c in current.children if chains.get(id(c)) is old)
+
+
+def sum_counted(nodes: Iterable[TraceNode]) -> UsageTotals:
+    """Sum tokens and cost over the nodes whose usage is counted."""
+    prompt = completion = total = 0
+    cost: float | None = None
+    for node in nodes:
+        if node.usage_counted is not True:
+            continue
+        meta = node.meta
+        p, c, t = (
+            _int(meta.get("prompt_tokens")),
+            _int(meta.get("completion_tokens")),
+            _int(meta.get("total_tokens")),
+        )
+        prompt += p or 0
+        completion += c or 0
+        total += t if t is not None else (p or 0) + (c or 0)
+        node_cost = meta.get("estimated_cost_usd")
+        if isinstance(node_cost, (int, float)) and not isinstance(node_cost, bool):
+            cost = (cost or 0.0) + float(node_cost)
+    return UsageTotals(prompt, completion, total, cost)

@@ -154,9 +154,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
         self.wfile.write(b"0\r\n\r\n")
 
-    def _log(self, path: str, model: str, stream: bool, status: int, i: int, o: int) -> None:
+    def _log(self, path: str, model: str, stream: bool, status: int, i: int, o: int) -> str:
+        """Log the call; return a response id unique to it (as real providers give)."""
         with self.fake.lock:
             self.fake.calls.append(Call(path, model, stream, status, i, o))
+            return str(len(self.fake.calls))
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -205,8 +207,8 @@ class _Handler(BaseHTTPRequestHandler):
         stream = bool(body.get("stream"))
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         usage = {"prompt_tokens": i, "completion_tokens": o, "total_tokens": i + o}
-        base = {"id": "chatcmpl-fake1", "created": int(time.time()), "model": model}
-        self._log(path, model, stream, 200, i, o)
+        n = self._log(path, model, stream, 200, i, o)
+        base = {"id": f"chatcmpl-fake{n}", "created": int(time.time()), "model": model}
         if not stream:
             self._json(
                 200,
@@ -244,16 +246,16 @@ class _Handler(BaseHTTPRequestHandler):
     def _responses(self, path: str, model: str, body: dict[str, Any]) -> None:
         i, o = input_tokens_for(body), OUTPUT_TOKENS
         stream = bool(body.get("stream"))
-        self._log(path, model, stream, 200, i, o)
+        n = self._log(path, model, stream, 200, i, o)
         message = {
             "type": "message",
-            "id": "msg_fake1",
+            "id": f"msg_fake{n}",
             "status": "completed",
             "role": "assistant",
             "content": [{"type": "output_text", "text": REPLY, "annotations": []}],
         }
         response = {
-            "id": "resp_fake1",
+            "id": f"resp_fake{n}",
             "object": "response",
             "created_at": int(time.time()),
             "status": "completed",
@@ -286,7 +288,7 @@ class _Handler(BaseHTTPRequestHandler):
                     {
                         "type": "response.output_text.delta",
                         "sequence_number": n,
-                        "item_id": "msg_fake1",
+                        "item_id": f"msg_fake{n}",
                         "output_index": 0,
                         "content_index": 0,
                         "delta": piece,
@@ -330,9 +332,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _messages(self, path: str, model: str, body: dict[str, Any]) -> None:
         i, o = input_tokens_for(body), OUTPUT_TOKENS
         stream = bool(body.get("stream"))
-        self._log(path, model, stream, 200, i, o)
+        n = self._log(path, model, stream, 200, i, o)
         message = {
-            "id": "msg_fake1",
+            "id": f"msg_fake{n}",
             "type": "message",
             "role": "assistant",
             "model": model,

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from flow_xray.tree.model import TraceNode
 
-__all__ = ["RESPONSE_ID_KEYS", "SCOPE_KEY", "UsageTotals", "analyze", "sum_counted"]
+__all__ = ["RESPONSE_ID_KEYS", "SCOPE_KEY", "Counts", "analyze"]
 
 # Where the id of the provider's response is found (GenAI, OpenInference-era names).
 RESPONSE_ID_KEYS = ("gen_ai.response.id", "llm.response.id", "flow_xray.response_id")
@@ -69,9 +69,17 @@ class _Request:
 
 
 @dataclass(frozen=True, slots=True)
-class UsageTotals:
-    """Token and cost sums over the counted spans (cost None when no span has one)."""
+class Counts:
+    """What `analyze` found: nodes, failures, stopped calls, and usage sums of counted spans.
 
+    ``cost_usd`` is None when no counted span has a cost.
+    """
+
+    nodes: int
+    errors: int
+    handled_errors: int
+    cancelled: int
+    interrupted: int
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
@@ -128,16 +136,19 @@ def _postorder(roots: Sequence[TraceNode]) -> Iterator[tuple[TraceNode, TraceNod
     return reversed(preorder)
 
 
-def analyze(roots: Sequence[TraceNode]) -> None:
+def analyze(roots: Sequence[TraceNode]) -> Counts:
     """Set ``usage_counted``/``usage_note`` and ``error_origin``/``error_handled`` on every node.
 
-    Deterministic and idempotent; see the module docstring for the rules.
+    Returns the counts the totals are made of. Deterministic and idempotent;
+    see the module docstring for the rules.
     """
+    nodes = cancelled = interrupted = 0
     below: dict[int, list[_Request]] = {}  # id(node) -> requests counted inside it
     chains: dict[int, TraceNode] = {}  # id(error node) -> origin of its failure
     parents: dict[int, TraceNode | None] = {}
     errors: list[TraceNode] = []
     for node, parent in _postorder(roots):
+        nodes += 1
         inside = _usage_from_children(node, below)
         own = _request(node)
         if own is None:
@@ -154,6 +165,8 @@ def analyze(roots: Sequence[TraceNode]) -> None:
             _error_origin(node, chains)
         else:
             node.error_origin = node.error_handled = None
+            cancelled += node.status == "cancelled"
+            interrupted += node.status == "interrupted"
     # Handled: top-down along each failure chain (errors are in post-order; reverse it).
     for node in reversed(errors):
         parent = parents[id(node)]
@@ -163,6 +176,16 @@ def analyze(roots: Sequence[TraceNode]) -> None:
             node.error_handled = parent.error_handled
         else:
             node.error_handled = True
+    origins = [node for node in errors if node.error_origin]
+    usage = _sum_counted(request for requests in below.values() for request in requests)
+    return Counts(
+        nodes,
+        len(origins),
+        sum(1 for node in origins if node.error_handled),
+        cancelled,
+        interrupted,
+        *usage,
+    )
 
 
 def _usage_from_children(node: TraceNode, below: dict[int, list[_Request]]) -> list[_Request]:
@@ -252,14 +275,12 @@ def _rechain(
         stack.extend(c for c in current.children if chains.get(id(c)) is old)
 
 
-def sum_counted(nodes: Iterable[TraceNode]) -> UsageTotals:
-    """Sum tokens and cost over the nodes whose usage is counted."""
+def _sum_counted(requests: Iterable[_Request]) -> tuple[int, int, int, float | None]:
+    """Tokens and cost summed over the counted requests (those left at the roots)."""
     prompt = completion = total = 0
     cost: float | None = None
-    for node in nodes:
-        if node.usage_counted is not True:
-            continue
-        meta = node.meta
+    for request in requests:
+        meta = request.node.meta
         p, c, t = (
             _int(meta.get("prompt_tokens")),
             _int(meta.get("completion_tokens")),
@@ -271,4 +292,4 @@ def sum_counted(nodes: Iterable[TraceNode]) -> UsageTotals:
         node_cost = meta.get("estimated_cost_usd")
         if isinstance(node_cost, (int, float)) and not isinstance(node_cost, bool):
             cost = (cost or 0.0) + float(node_cost)
-    return UsageTotals(prompt, completion, total, cost)
+    return prompt, completion, total, cost

@@ -18,6 +18,7 @@ from typing import Any
 
 from flow_xray import attributes as attr
 from flow_xray.llm.pricing import cost_usd
+from flow_xray.tree.accounting import analyze
 from flow_xray.tree.model import TraceNode, TraceResult
 from flow_xray.tree.spans import SpanRecord, SpanStore
 
@@ -79,6 +80,7 @@ def _build(spans: Iterable[SpanRecord], origin: int, store: SpanStore | None) ->
         if len(node.children) > 1:
             node.children.sort(key=_ORDER)
     roots.sort(key=_ORDER)
+    analyze(roots)
     result = TraceResult(roots=roots)
     if store is not None:
         result.dropped_spans = store.dropped

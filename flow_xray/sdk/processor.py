@@ -68,6 +68,7 @@ def to_record(span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
             EventRecord(event.name, event.timestamp, dict(event.attributes or {}))
             for event in span.events
         ),
+        scope=scope.name if (scope := span.instrumentation_scope) is not None else "",
     )
 
 

@@ -36,6 +36,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from flow_xray.tree.readers import clean_error_type
+
 if TYPE_CHECKING:
     from flow_xray.tree.model import TraceNode
 
@@ -232,23 +234,39 @@ def _decide(node: TraceNode, own: _Request, inside: Sequence[_Request]) -> tuple
 
 
 def _error_key(node: TraceNode) -> str:
-    """The short exception type of a failed node, or '' when it cannot be told."""
+    """The failed node's exception type, normalised (``RateLimitError`` and
+    ``rate_limit_error`` are one key), or '' when it cannot be told."""
+    kind = None
     for event in reversed(node.events):
         if event.get("name") == "exception":
-            kind = (event.get("attributes") or {}).get("exception.type")
-            if isinstance(kind, str) and kind:
-                return kind.rpartition(".")[2]
-    kind = node.attributes.get("error.type")
-    if isinstance(kind, str) and kind and not kind.isdigit() and kind != "_OTHER":
-        return kind.rpartition(".")[2]
-    head = (node.error or "").partition(":")[0].strip()
-    return head.rpartition(".")[2] if head and " " not in head else ""
+            kind = clean_error_type((event.get("attributes") or {}).get("exception.type"))
+            break
+    kind = kind or clean_error_type(node.attributes.get("error.type"))
+    if kind is None:
+        head = (node.error or "").partition(":")[0].strip()
+        kind = head if head and " " not in head and head != "error" else None
+    return "".join(ch for ch in (kind or "").rpartition(".")[2].lower() if ch.isalnum())
+
+
+def _http_status(node: TraceNode) -> str | None:
+    code = node.attributes.get("http.response.status_code")
+    return str(code) if isinstance(code, int) and code >= 400 else None
+
+
+def _same_failure(parent: TraceNode, parent_key: str, child: TraceNode) -> bool:
+    """Whether ``child``'s failure is the one ``parent`` failed with (passed up, not new)."""
+    child_key = _error_key(child)
+    if not parent_key or not child_key or child_key == parent_key:
+        return True
+    # An HTTP client span (``error.type`` from the body) inside the SDK call that raised for it.
+    code = _http_status(child)
+    return code is not None and code in (parent.error or "")
 
 
 def _error_origin(node: TraceNode, chains: dict[int, TraceNode]) -> None:
     key = _error_key(node)
     failing = [c for c in node.children if c.status == "error" and id(c) in chains]
-    matched = [c for c in failing if not key or not _error_key(c) or _error_key(c) == key]
+    matched = [c for c in failing if _same_failure(node, key, c)]
     if not matched:
         node.error_origin = True
         chains[id(node)] = node

@@ -25,6 +25,7 @@ MIME_TEXT: Final = "text/plain"
 # --- model, provider, operation ----------------------------------------------
 GEN_AI_REQUEST_MODEL: Final = "gen_ai.request.model"
 GEN_AI_RESPONSE_MODEL: Final = "gen_ai.response.model"
+GEN_AI_RESPONSE_ID: Final = "gen_ai.response.id"
 LLM_MODEL_NAME: Final = "llm.model_name"
 GEN_AI_PROVIDER_NAME: Final = "gen_ai.provider.name"
 LLM_PROVIDER: Final = "llm.provider"
@@ -55,6 +56,15 @@ EXCEPTION_EVENT: Final = "exception"
 EXCEPTION_TYPE: Final = "exception.type"
 EXCEPTION_MESSAGE: Final = "exception.message"
 EXCEPTION_STACKTRACE: Final = "exception.stacktrace"
+
+# --- OpenInference chat messages (written for `llm` spans, read from any) -----
+LLM_INPUT_MESSAGES: Final = "llm.input_messages"
+LLM_OUTPUT_MESSAGES: Final = "llm.output_messages"
+LLM_INVOCATION_PARAMETERS: Final = "llm.invocation_parameters"
+GEN_AI_INPUT_MESSAGES: Final = "gen_ai.input.messages"
+GEN_AI_OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+HTTP_STATUS_CODE: Final = "http.response.status_code"
+OTEL_SCOPE_NAME: Final = "otel.scope.name"
 
 # --- flow-xray's own ---------------------------------------------------------
 META_PREFIX: Final = "flow_xray.meta."

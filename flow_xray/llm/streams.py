@@ -142,8 +142,10 @@ def stream_usage_for(first: Any) -> StreamUsage | None:
     """
     try:
         kind = _get(first, "type")
-        looks = (isinstance(kind, str) and kind in _EVENT_TYPES) or (
-            _get(first, "object") == "chat.completion.chunk"
+        looks = (
+            (isinstance(kind, str) and kind in _EVENT_TYPES)
+            or _get(first, "object") == "chat.completion.chunk"
+            or (isinstance(first, dict) and "choices" in first)  # a chunk as a plain dict
         )
     except Exception:
         return None

@@ -16,10 +16,11 @@ Example:
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from flow_xray import attributes as A
@@ -27,6 +28,7 @@ from flow_xray.llm import pricing
 
 _log = logging.getLogger("flow_xray")
 
+_PLAIN: Final = frozenset({type(None), str, bytes, int, float, bool, list, tuple, set})
 _NOT_RESPONSES: Final = (str, bytes, bytearray, int, float, list, tuple, set, frozenset, type)
 # Anthropic counts cache reads and writes apart from `input_tokens`; all of it
 # is input the model read, as GenAI's `gen_ai.usage.input_tokens` expects.
@@ -88,6 +90,7 @@ class Usage:
     cost_usd: float | None = None
     operation: str | None = None
     from_response: bool = False
+    response_id: str | None = None
 
 
 def _attr(obj: Any, name: str) -> Any:
@@ -123,10 +126,33 @@ def _guess_operation(obj: Any) -> str | None:
     return None
 
 
+def _raw_body(obj: Any) -> Any:
+    """The JSON body of an already-read raw response (``with_raw_response``), else None.
+
+    Only a body the client has read in full is decoded: a streamed one is left
+    for its reader.
+    """
+    http = getattr(obj, "http_response", None)
+    if http is None or not callable(getattr(obj, "parse", None)):
+        return None
+    if getattr(http, "is_closed", False) is not True:
+        return None
+    if "json" not in str(http.headers.get("content-type", "")):
+        return None
+    return json.loads(http.content)
+
+
 def _from_response(obj: Any) -> Usage | None:
     if obj is None or isinstance(obj, _NOT_RESPONSES):
         return None
     usage = _attr(obj, "usage")
+    if usage is None and not isinstance(obj, Mapping):
+        body = _raw_body(obj)
+        if body is not None:
+            found = _from_response(body)
+            if found is not None and found.provider is None:
+                return replace(found, provider=_guess_provider(obj, found.model))
+            return found
     if usage is not None:
         input_tokens = _count(usage, "input_tokens")
         if input_tokens is None:
@@ -149,6 +175,7 @@ def _from_response(obj: Any) -> Usage | None:
     if input_tokens is None and output_tokens is None:
         return None
     model = model if isinstance(model, str) and model else None
+    response_id = _attr(obj, "id")
     return Usage(
         model=model,
         provider=_guess_provider(obj, model),
@@ -156,16 +183,24 @@ def _from_response(obj: Any) -> Usage | None:
         output_tokens=output_tokens,
         operation=operation,
         from_response=model is not None,
+        response_id=response_id if isinstance(response_id, str) and response_id else None,
     )
 
 
 def usage_from_response(obj: Any) -> Usage | None:
     """Return the usage carried by an LLM response object or dict, or None; never raises.
 
-    Reads only ``usage`` (or Gemini's ``usage_metadata``), ``model`` and the
-    ``object``/``type`` tag. A value that does not carry integer token counts
-    is not a response: None.
+    Reads only ``usage`` (or Gemini's ``usage_metadata``), ``model``, ``id`` and
+    the ``object``/``type`` tag — of the value itself, or of the JSON body of a
+    raw response (``with_raw_response``) the client has read. A value that
+    does not carry integer token counts is not a response: None. Plain values
+    (numbers, strings, lists, dicts without ``usage``) cost one type check.
     """
+    kind = type(obj)
+    if kind in _PLAIN:
+        return None
+    if kind is dict and "usage" not in obj and "usage_metadata" not in obj:
+        return None
     try:
         return _from_response(obj)
     except Exception:  # odd objects may raise from any attribute; not ours to surface
@@ -264,6 +299,8 @@ def usage_attributes(usage: Usage) -> dict[str, str | int | float]:
         out[A.LLM_PROVIDER] = openinference
     if usage.operation:
         out[A.GEN_AI_OPERATION_NAME] = usage.operation
+    if usage.response_id:
+        out[A.GEN_AI_RESPONSE_ID] = usage.response_id
     if usage.input_tokens is not None:
         out[A.GEN_AI_INPUT_TOKENS] = usage.input_tokens
         out[A.LLM_TOKENS_PROMPT] = usage.input_tokens

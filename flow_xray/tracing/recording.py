@@ -7,6 +7,7 @@ failures, so recording never raises into user code.
 
 from __future__ import annotations
 
+import functools
 import logging
 import traceback
 from collections.abc import Iterable
@@ -15,6 +16,8 @@ from typing import Any, Final
 from opentelemetry.trace import Span, Status, StatusCode
 
 from flow_xray import attributes as attr
+from flow_xray.llm.messages import input_message_attributes, output_message_attributes
+from flow_xray.llm.streams import is_stream, watch_stream
 from flow_xray.llm.usage import Usage, usage_attributes, usage_from_response
 from flow_xray.serialize.encode import (
     encode_attribute,
@@ -74,6 +77,66 @@ def record_usage_from(span: Span, value: Any) -> None:
         record_usage(span, usage)
 
 
+_OK: Final = Status(StatusCode.OK)
+
+
+def record_result(span: Span, value: Any, usage: Usage | None, llm: bool) -> bool:
+    """Record what a successful call's result says about LLM usage; mark the span OK.
+
+    Any span, not only ``llm`` ones: a return value that looks like an LLM
+    response (or ``usage`` folded from the events a generator yielded) gives
+    model, tokens and cost; on ``llm`` spans the reply's messages are written
+    too (OpenInference attributes). A returned OpenAI / Anthropic stream is
+    watched instead: returns True, and the span is ended (with the stream's
+    usage) when its reader finishes it. Never raises.
+    """
+    try:
+        if usage is None:
+            usage = usage_from_response(value)
+        if usage is None and is_stream(value):
+            if watch_stream(value, functools.partial(_stream_ended, span, llm)):
+                return True
+        if usage is not None:
+            record_usage(span, usage)
+            if llm:
+                _record_messages(span, output_message_attributes(value))
+        span.set_status(_OK)
+    except Exception:
+        contained("the result")
+    return False
+
+
+def _stream_ended(
+    span: Span, llm: bool, usage: Usage | None, how: str, error: BaseException | None
+) -> None:
+    """A stream a traced call returned has ended: record its usage and end the span."""
+    try:
+        if usage is not None:
+            record_usage(span, usage)
+        if error is not None and is_failure(error):
+            record_error(span, error)
+        elif how != "read":
+            span.set_attribute(attr.INCOMPLETE, True)  # closed or dropped before its end
+        else:
+            span.set_status(_OK)
+        span.end()
+    except Exception:
+        contained("a stream's end")
+
+
+def _record_messages(span: Span, attributes: dict[str, Any]) -> None:
+    if attributes:
+        span.set_attributes(_encoded(attributes))
+
+
+def _encoded(attributes: dict[str, Any]) -> dict[str, Any]:
+    """Message attributes through the one value encoder (caps, redaction); JSON for non-text."""
+    if not attributes:
+        return attributes
+    limits = get_limits()
+    return {k: encode_attribute(v, limits, arrays=False) for k, v in attributes.items()}
+
+
 def record_error(span: Span, exc: BaseException) -> None:
     """Mark ``span`` failed: status ERROR ``Type: message``, ``error.type``, an exception event."""
     try:
@@ -118,20 +181,26 @@ def is_failure(exc: BaseException) -> bool:
 
 
 def input_attributes(
-    binder: Binder, args: tuple[Any, ...], kwargs: dict[str, Any]
+    binder: Binder, args: tuple[Any, ...], kwargs: dict[str, Any], llm: bool = False
 ) -> dict[str, Any] | None:
     """``input.value`` (JSON of the bound arguments) and its mime type; None if that failed.
 
     Returned rather than set, so the decorator can hand them to ``start_span``
     with the static attributes: one attribute copy instead of two more calls.
+    For an ``llm`` call whose arguments hold chat messages, OpenInference's
+    ``llm.input_messages.*`` and ``llm.invocation_parameters`` come too.
     """
     try:
         limits = get_limits()
-        text = encode_inputs(binder(args, kwargs), limits, limits.max_value_bytes)
+        arguments = binder(args, kwargs)
+        text = encode_inputs(arguments, limits, limits.max_value_bytes)
+        out = {attr.INPUT_VALUE: text, attr.INPUT_MIME_TYPE: attr.MIME_JSON}
+        if llm:
+            out.update(_encoded(input_message_attributes(arguments)))
     except Exception:
         contained("inputs")
         return None
-    return {attr.INPUT_VALUE: text, attr.INPUT_MIME_TYPE: attr.MIME_JSON}
+    return out
 
 
 def record_output(span: Span, value: Any, used: int) -> None:

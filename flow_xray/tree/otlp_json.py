@@ -230,3 +230,33 @@ def read_otlp_json(source: str | os.PathLike[str] | Iterable[str]) -> list[SpanR
         except (_BadLine, AttributeError, TypeError) as exc:
             raise TraceFileError(f"{label}: line {number}: not OTLP JSON: {exc}") from exc
     return records
+
+
+def read_otlp_documents(documents: Iterable[Any]) -> list[SpanRecord]:
+    """Read parsed OTLP/JSON documents (``{"resourceSpans": ...}`` objects) into records.
+
+    Raises:
+        TraceFileError: a document is not OTLP JSON (the message names which one).
+    """
+    records: list[SpanRecord] = []
+    for number, document in enumerate(documents, start=1):
+        try:
+            records.extend(_iter_spans(document))
+        except (_BadLine, AttributeError, TypeError) as exc:
+            raise TraceFileError(f"document {number}: not OTLP JSON: {exc}") from exc
+    return records
+
+
+def read_otlp_spans(spans: Iterable[Any]) -> list[SpanRecord]:
+    """Read bare OTLP/JSON span objects (no resource or scope around them), e.g. Phoenix's export.
+
+    Raises:
+        TraceFileError: a span is malformed (the message names which one).
+    """
+    records: list[SpanRecord] = []
+    for number, span in enumerate(spans, start=1):
+        try:
+            records.append(_read_span(span))
+        except (_BadLine, AttributeError, TypeError) as exc:
+            raise TraceFileError(f"span {number}: not an OTLP span: {exc}") from exc
+    return records

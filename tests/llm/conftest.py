@@ -18,7 +18,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests.llm.fake_llm import FakeLLM, RunningServer
-from tests.otlp.conftest import reset_global_provider
+from tests.otlp.conftest import (
+    otlp_receiver as otlp_receiver,  # the export tests' OTLP/HTTP receiver, shared
+    reset_global_provider,
+)
 
 LIBRARIES = {
     "openai": "openai",
@@ -27,6 +30,7 @@ LIBRARIES = {
     "openinference-anthropic": "openinference.instrumentation.anthropic",
     "otel-v2": "opentelemetry.instrumentation.openai_v2",
     "openllmetry": "opentelemetry.instrumentation.openai",
+    "opentelemetry.distro": "opentelemetry.distro",
 }
 
 

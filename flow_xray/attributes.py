@@ -68,19 +68,27 @@ OTEL_SCOPE_NAME: Final = "otel.scope.name"
 
 # --- flow-xray's own ---------------------------------------------------------
 META_PREFIX: Final = "flow_xray.meta."
+# A figure another span already reports for the same LLM request (kept out of the
+# standard keys so backends summing them count the request once).
+USAGE_COUNTED_IN: Final = "flow_xray.usage.counted_in"
+DUP_MODEL: Final = "flow_xray.usage.model"
+DUP_INPUT_TOKENS: Final = "flow_xray.usage.input_tokens"
+DUP_OUTPUT_TOKENS: Final = "flow_xray.usage.output_tokens"
 INCOMPLETE: Final = "flow_xray.incomplete"
 
 # Read order when several families carry the same fact: first present wins.
-READ_MODEL: Final = (GEN_AI_RESPONSE_MODEL, GEN_AI_REQUEST_MODEL, LLM_MODEL_NAME)
+READ_MODEL: Final = (GEN_AI_RESPONSE_MODEL, GEN_AI_REQUEST_MODEL, LLM_MODEL_NAME, DUP_MODEL)
 READ_PROMPT_TOKENS: Final = (
     GEN_AI_INPUT_TOKENS,
     LLM_TOKENS_PROMPT,
     GEN_AI_PROMPT_TOKENS_DEPRECATED,
+    DUP_INPUT_TOKENS,
 )
 READ_COMPLETION_TOKENS: Final = (
     GEN_AI_OUTPUT_TOKENS,
     LLM_TOKENS_COMPLETION,
     GEN_AI_COMPLETION_TOKENS_DEPRECATED,
+    DUP_OUTPUT_TOKENS,
 )
 READ_TOTAL_TOKENS: Final = (LLM_TOKENS_TOTAL,)
 READ_COST: Final = (LLM_COST_TOTAL,)

@@ -93,6 +93,64 @@ class Usage:
     response_id: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Report:
+    """One span's usage figure, as far as telling requests apart needs: which span, which request."""
+
+    span_name: str
+    response_id: str | None
+    model: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+
+    def same_request(self, other: Report | Usage) -> bool:
+        """Whether both figures are for one LLM request.
+
+        Response ids decide when both have one; otherwise equal token counts
+        with compatible models (``gpt-4o-mini`` and ``gpt-4o-mini-2024-07-18``).
+        """
+        if self.response_id and other.response_id:
+            return self.response_id == other.response_id
+        return (
+            self.input_tokens == other.input_tokens
+            and self.output_tokens == other.output_tokens
+            and models_match(self.model, other.model)
+        )
+
+
+def models_match(a: str | None, b: str | None) -> bool:
+    """Whether two model names can name one request's model (unknown matches anything)."""
+    if not a or not b:
+        return True
+    a, b = a.lower().rsplit("/", 1)[-1], b.lower().rsplit("/", 1)[-1]
+    return a.startswith(b) or b.startswith(a)
+
+
+def report_from_attributes(name: str, attributes: Mapping[str, Any]) -> Report | None:
+    """The usage figure a finished span carries under the standard keys, or None.
+
+    A span whose figure was already marked as another span's
+    (``flow_xray.usage.counted_in``) reports nothing.
+    """
+    if A.USAGE_COUNTED_IN in attributes:
+        return None
+    prompt = next((v for k in A.READ_PROMPT_TOKENS if _is_count(v := attributes.get(k))), None)
+    completion = next(
+        (v for k in A.READ_COMPLETION_TOKENS if _is_count(v := attributes.get(k))), None
+    )
+    if prompt is None and completion is None:
+        return None
+    model = next((v for k in A.READ_MODEL if isinstance(v := attributes.get(k), str)), None)
+    response_id = attributes.get(A.GEN_AI_RESPONSE_ID)
+    return Report(
+        name, response_id if isinstance(response_id, str) else None, model, prompt, completion
+    )
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def _attr(obj: Any, name: str) -> Any:
     if isinstance(obj, Mapping):
         return obj.get(name)
@@ -279,6 +337,25 @@ def make_usage(
     )
 
 
+def duplicate_usage_attributes(usage: Usage, counted_in: str) -> dict[str, str | int]:
+    """Attributes for a figure another span already reports for the same request.
+
+    Written under ``flow_xray.usage.*`` only, so backends that add up
+    ``llm.token_count.*`` / ``gen_ai.usage.*`` across a trace (Phoenix,
+    Langfuse) count the request once; flow-xray still shows the figure.
+    """
+    out: dict[str, str | int] = {A.USAGE_COUNTED_IN: counted_in}
+    for key, value in (
+        (A.DUP_MODEL, usage.model),
+        (A.DUP_INPUT_TOKENS, usage.input_tokens),
+        (A.DUP_OUTPUT_TOKENS, usage.output_tokens),
+        (A.GEN_AI_RESPONSE_ID, usage.response_id),
+    ):
+        if value is not None:
+            out[key] = value
+    return out
+
+
 def usage_attributes(usage: Usage) -> dict[str, str | int | float]:
     """Return the GenAI and OpenInference span attributes for `usage`.
 
@@ -318,4 +395,13 @@ def usage_attributes(usage: Usage) -> dict[str, str | int | float]:
     return out
 
 
-__all__ = ["Usage", "make_usage", "usage_attributes", "usage_from_response"]
+__all__ = [
+    "Report",
+    "Usage",
+    "duplicate_usage_attributes",
+    "make_usage",
+    "models_match",
+    "report_from_attributes",
+    "usage_attributes",
+    "usage_from_response",
+]

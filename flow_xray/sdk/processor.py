@@ -26,6 +26,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerPro
 from opentelemetry.trace import StatusCode
 
 from flow_xray import attributes as attr
+from flow_xray.llm.usage import report_from_attributes
 from flow_xray.tracing import state
 from flow_xray.tree.spans import EventRecord, SpanRecord, SpanStore
 
@@ -95,6 +96,11 @@ def _add_finished(stores: list[SpanStore], span: ReadableSpan) -> None:
     parent = span.parent
     status = span.status
     keys, values = _attribute_items(span)
+    scope = span.instrumentation_scope
+    if scope is not None and scope.name and scope.name != state.TRACER_NAME:
+        # Other instrumentations' spans keep their tracer's name: the accounting tells
+        # two instrumentors reporting one request apart by it.
+        keys, values = (*keys, attr.OTEL_SCOPE_NAME), (*values, scope.name)
     events = span.events
     for store in stores:
         store.add(
@@ -112,6 +118,17 @@ def _add_finished(stores: list[SpanStore], span: ReadableSpan) -> None:
             if events
             else (),
         )
+
+
+def _pass_usage_up(span: ReadableSpan) -> None:
+    """Tell `state` which LLM usage this span (and the spans inside it) reported."""
+    bounded = getattr(span, "_attributes", None)
+    attributes = getattr(bounded, "_dict", None)
+    if type(attributes) is not dict:
+        attributes = span.attributes
+    report = report_from_attributes(span.name, attributes) if attributes else None
+    ctx, parent = span.context, span.parent
+    state.span_ended(ctx.span_id if ctx else 0, parent.span_id if parent else None, report)
 
 
 class FlowXrayProcessor(SpanProcessor):
@@ -149,6 +166,10 @@ class FlowXrayProcessor(SpanProcessor):
             logger.debug("flow-xray processor: on_start failed", exc_info=True)
 
     def on_end(self, span: ReadableSpan) -> None:
+        try:
+            _pass_usage_up(span)
+        except Exception:
+            logger.debug("flow-xray processor: usage report failed", exc_info=True)
         if not self._members:
             return
         try:

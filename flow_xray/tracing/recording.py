@@ -18,7 +18,12 @@ from opentelemetry.trace import Span, Status, StatusCode
 from flow_xray import attributes as attr
 from flow_xray.llm.messages import input_message_attributes, output_message_attributes
 from flow_xray.llm.streams import is_stream, watch_stream
-from flow_xray.llm.usage import Usage, usage_attributes, usage_from_response
+from flow_xray.llm.usage import (
+    Usage,
+    duplicate_usage_attributes,
+    usage_attributes,
+    usage_from_response,
+)
 from flow_xray.serialize.encode import (
     encode_attribute,
     encode_inputs,
@@ -28,6 +33,7 @@ from flow_xray.serialize.encode import (
 )
 from flow_xray.serialize.limits import get_limits
 from flow_xray.tracing.binding import Binder
+from flow_xray.tracing.state import reported_below
 
 logger = logging.getLogger("flow_xray")
 
@@ -56,14 +62,30 @@ def user_attributes(pairs: Iterable[tuple[str, Any]], *, arrays: bool = True) ->
 
 
 def record_usage(span: Span, usage: Usage) -> None:
-    """Write model, provider, tokens and cost (both attribute families)."""
+    """Write model, provider, tokens and cost (both attribute families).
+
+    When a span that ended inside this one already reported the same LLM
+    request (an instrumentor's span around the HTTP call), the figure is
+    written as that span's duplicate instead (``flow_xray.usage.*``), so
+    backends adding up token counts count the request once.
+    """
     try:
         limits = get_limits()
-        span.set_attributes(
-            {k: encode_attribute(v, limits) for k, v in usage_attributes(usage).items()}
-        )
+        twin = _reported_twin(span, usage)
+        if twin is not None:
+            figures: dict[str, Any] = duplicate_usage_attributes(usage, twin)
+        else:
+            figures = usage_attributes(usage)
+        span.set_attributes({k: encode_attribute(v, limits) for k, v in figures.items()})
     except Exception:
         contained("LLM usage")
+
+
+def _reported_twin(span: Span, usage: Usage) -> str | None:
+    """The name of a span inside ``span`` that already reported this request, or None."""
+    reports = reported_below(span.get_span_context().span_id)
+    twin = next((r for r in reversed(reports) if r.same_request(usage)), None)
+    return None if twin is None else str(twin.span_name)
 
 
 def record_usage_from(span: Span, value: Any) -> None:

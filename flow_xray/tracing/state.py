@@ -27,6 +27,12 @@ proxy tracer starts its spans on the fallback provider (see
 a global provider, proxies bind to that one as the API intends, the provider's
 exporters get every span from then on, and it is joined like any other.
 
+It also keeps the *usage reports*: which LLM usage figures the spans that
+ended inside a still-open span carried (fed by the SDK side's processor), so
+that ``@trace`` writing a figure a child span already reported for the same
+request writes it as a duplicate (see `flow_xray.llm.usage.duplicate_usage_attributes`)
+and backends adding up token counts count the request once.
+
 It also keeps the open-capture registry, read by the processor's ``on_start``:
 the captures active in the current context (a ContextVar, so threads and
 asyncio tasks are isolated) plus the process-wide ones (``all_threads=True``).
@@ -240,3 +246,39 @@ def _join_global(tracer: trace_api.Tracer) -> None:
         _join_hook(provider)
     except Exception:
         logger.debug("flow-xray could not join a new provider", exc_info=True)
+
+
+# --- usage reported below open spans -----------------------------------------
+
+# span id -> usage figures of spans that ended inside it. Bounded: a parent that
+# never ends here (remote, or dropped) must not keep its entry forever.
+_reports: dict[int, list[Any]] = {}
+_reports_lock = threading.Lock()
+_MAX_REPORTED_SPANS: Final = 4096
+
+
+def span_ended(span_id: int, parent_id: int | None, report: Any | None) -> None:
+    """A span ended: hand its own usage report (if any) and those below it to its parent."""
+    if not _reports and report is None:
+        return
+    with _reports_lock:
+        below = _reports.pop(span_id, None)
+        if parent_id is None or (below is None and report is None):
+            return
+        reports = _reports.get(parent_id)
+        if reports is None:
+            if len(_reports) >= _MAX_REPORTED_SPANS:
+                del _reports[next(iter(_reports))]
+            reports = _reports[parent_id] = []
+        if below:
+            reports.extend(below)
+        if report is not None:
+            reports.append(report)
+
+
+def reported_below(span_id: int) -> tuple[Any, ...]:
+    """The usage reports of spans that ended inside span ``span_id`` so far."""
+    if not _reports:
+        return ()
+    with _reports_lock:
+        return tuple(_reports.get(span_id, ()))

@@ -36,6 +36,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from flow_xray import attributes as attr
+from flow_xray.llm.usage import models_match
 from flow_xray.tree.readers import clean_error_type
 
 if TYPE_CHECKING:
@@ -47,7 +49,7 @@ __all__ = ["RESPONSE_ID_KEYS", "SCOPE_KEY", "Counts", "analyze"]
 RESPONSE_ID_KEYS = ("gen_ai.response.id", "llm.response.id", "flow_xray.response_id")
 # The instrumentation scope of a foreign span (set by the span readers).
 SCOPE_KEY = "otel.scope.name"
-_EMPTY: tuple[_Request, ...] = ()
+_COUNTED_IN = attr.USAGE_COUNTED_IN
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +68,7 @@ class _Request:
         return (
             self.prompt == other.prompt
             and self.completion == other.completion
-            and _models_match(self.model, other.model)
+            and models_match(self.model, other.model)
         )
 
 
@@ -86,13 +88,6 @@ class Counts:
     completion_tokens: int
     total_tokens: int
     cost_usd: float | None
-
-
-def _models_match(a: str | None, b: str | None) -> bool:
-    if not a or not b:
-        return True
-    a, b = a.lower().rsplit("/", 1)[-1], b.lower().rsplit("/", 1)[-1]
-    return a.startswith(b) or b.startswith(a)
 
 
 def _int(value: Any) -> int | None:
@@ -221,6 +216,7 @@ def _siblings_same(a: _Request, b: _Request) -> bool:
 
 
 def _decide(node: TraceNode, own: _Request, inside: Sequence[_Request]) -> tuple[bool, str | None]:
+    counted_in = node.attributes.get(_COUNTED_IN)
     for request in reversed(inside):  # the innermost, latest report first
         if own.same_as(request):
             where = "child span" if request.node in node.children else "span"
@@ -230,6 +226,8 @@ def _decide(node: TraceNode, own: _Request, inside: Sequence[_Request]) -> tuple
         completion = sum(r.completion or 0 for r in inside)
         if own.prompt == prompt and own.completion == completion:
             return False, f"sum of the {len(inside)} requests counted inside this call"
+    if isinstance(counted_in, str):  # written as another span's figure when it was recorded
+        return False, f"same request as span {counted_in!r} (counted there)"
     return True, None
 
 

@@ -93,7 +93,9 @@ def _reply(response: Any) -> list[tuple[str, str | None]]:
         for choice in choices:
             message = _get(choice, "message")
             if message is not None:
-                replies.append((str(_get(message, "role") or "assistant"), _text(_get(message, "content"))))
+                replies.append(
+                    (str(_get(message, "role") or "assistant"), _text(_get(message, "content")))
+                )
         return replies
     content = _get(response, "content")
     if _get(response, "type") == "message" and isinstance(content, (list, tuple)):  # Anthropic

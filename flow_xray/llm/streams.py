@@ -15,6 +15,7 @@ closed early, or dropped. No OpenTelemetry here.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -85,10 +86,8 @@ class StreamUsage:
 
     def add(self, event: Any) -> None:
         """Take one event or chunk into account; never raises."""
-        try:
+        with contextlib.suppress(Exception):  # an odd event is not ours to surface
             self._add(event)
-        except Exception:  # an odd event is not ours to surface
-            pass
 
     def _add(self, event: Any) -> None:
         kind = _get(event, "type")
@@ -234,8 +233,6 @@ def watch_stream(stream: Any, end: StreamEnd) -> bool:
             return False
     except Exception:
         return False
-    try:
+    with contextlib.suppress(TypeError):  # not weak-referenceable: ends when read or closed
         weakref.finalize(stream, once, "dropped")
-    except TypeError:  # not weak-referenceable: ends when read or closed
-        pass
     return True

@@ -95,7 +95,7 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class Report:
-    """One span's usage figure, as far as telling requests apart needs: which span, which request."""
+    """One span's usage figure, with what tells requests apart (response id, model, tokens)."""
 
     span_name: str
     response_id: str | None

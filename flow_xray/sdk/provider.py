@@ -20,9 +20,9 @@ import logging
 import os
 import threading
 import weakref
-from urllib.parse import urlsplit
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from opentelemetry import trace as trace_api
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource

@@ -269,7 +269,7 @@ class _Yielded:
         self.limit = get_limits().max_items if keep_items else 0
         # LLM stream events spread usage over several items; whether the items
         # are such events is decided once, on the first one.
-        self.stream: StreamUsage | None | bool = watch_usage
+        self.stream: StreamUsage | bool | None = watch_usage
 
     def add(self, item: Any) -> None:
         self.count += 1

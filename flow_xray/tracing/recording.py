@@ -115,9 +115,12 @@ def record_result(span: Span, value: Any, usage: Usage | None, llm: bool) -> boo
     try:
         if usage is None:
             usage = usage_from_response(value)
-        if usage is None and is_stream(value):
-            if watch_stream(value, functools.partial(_stream_ended, span, llm)):
-                return True
+        if (
+            usage is None
+            and is_stream(value)
+            and watch_stream(value, functools.partial(_stream_ended, span, llm))
+        ):
+            return True
         if usage is not None:
             record_usage(span, usage)
             if llm:

@@ -108,7 +108,9 @@ def _request(node: TraceNode) -> _Request | None:
         (v for k in RESPONSE_ID_KEYS if isinstance(v := attributes.get(k), str) and v), None
     )
     model = meta.get("model")
-    return _Request(node, response_id, model if isinstance(model, str) else None, prompt, completion)
+    return _Request(
+        node, response_id, model if isinstance(model, str) else None, prompt, completion
+    )
 
 
 def _overlap(a: TraceNode, b: TraceNode) -> bool:
@@ -198,7 +200,9 @@ def _usage_from_children(node: TraceNode, below: dict[int, list[_Request]]) -> l
             twin = next((r for r in counted_children if _siblings_same(r, own)), None)
             if twin is not None:
                 child.usage_counted = False
-                child.usage_note = f"same request as sibling span {twin.node.name!r} (counted there)"
+                child.usage_note = (
+                    f"same request as sibling span {twin.node.name!r} (counted there)"
+                )
                 child_requests = child_requests[:-1]
             else:
                 counted_children.append(own)

@@ -142,8 +142,9 @@ def to_node(record: SpanRecord, origin_ns: int) -> TraceNode:
         else:
             others[key] = _plain(value) if type(value) is tuple else value
     end_ns = record.end_ns
-    inputs, output = _inputs(consumed), _decode(
-        consumed.get(attr.OUTPUT_VALUE), consumed.get(attr.OUTPUT_MIME_TYPE)
+    inputs, output = (
+        _inputs(consumed),
+        _decode(consumed.get(attr.OUTPUT_VALUE), consumed.get(attr.OUTPUT_MIME_TYPE)),
     )
     if others and _MESSAGE_KEYS.intersection(others):
         inputs, output = promote_messages(others, inputs, output)

@@ -163,8 +163,8 @@ def _flat(others: MutableMapping[str, Any], prefix: str) -> list[dict[str, Any]]
         else:
             message[rest] = value
     messages = []
-    for index in sorted(by_index):
-        message = by_index[index]
+    for position in sorted(by_index):
+        message = by_index[position]
         texts = message.pop("_texts", None)
         if texts and "content" not in message:
             message["content"] = "\n".join(str(t) for t in texts)

@@ -155,7 +155,9 @@ def unsupported_format(documents: Sequence[Any]) -> str | None:
         return _CHROME
     if items and all(isinstance(i, Mapping) for i in items):
         sample = items[0]
-        if {"traceId", "id"} <= sample.keys() and ("timestamp" in sample or "localEndpoint" in sample):
+        if {"traceId", "id"} <= sample.keys() and (
+            "timestamp" in sample or "localEndpoint" in sample
+        ):
             return (
                 "a Zipkin v2 JSON file, which flow-xray does not read; export the spans as "
                 "OTLP JSON instead (the Collector's file exporter, or flow-xray run --otlp-json)"

@@ -101,7 +101,9 @@ def _words(value: Any) -> int:
     if isinstance(value, list):
         return sum(_words(v) for v in value)
     if isinstance(value, dict):
-        return sum(_words(v) for k, v in value.items() if k in ("content", "text", "input", "system"))
+        return sum(
+            _words(v) for k, v in value.items() if k in ("content", "text", "input", "system")
+        )
     return 0
 
 

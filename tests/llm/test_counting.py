@@ -34,6 +34,8 @@ ALL_SHAPES = (
     "claude,claude_fail,claude_stream,claude_events,plain,relay,async"
 )
 
+pytestmark = pytest.mark.slow
+
 _runs: dict[tuple[str, str, str, str], tuple[AppRun, tuple[int, int], int]] = {}
 
 

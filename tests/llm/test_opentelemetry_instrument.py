@@ -17,9 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
+import pytest
+
 from tests.llm.fake_llm import FakeLLM
 from tests.llm.harness import APP, ROOT
 from tests.otlp.conftest import OtlpHttpReceiver
+
+pytestmark = pytest.mark.slow
 
 
 def test_same_endpoint_from_option_and_environment_exports_each_span_once(

@@ -50,9 +50,7 @@ def claude(fake_llm: FakeLLM, need: Callable[[str], None]) -> Iterator[Any]:
     need("anthropic")
     import anthropic
 
-    with anthropic.Anthropic(
-        base_url=fake_llm.anthropic_url, api_key="k", max_retries=0
-    ) as client:
+    with anthropic.Anthropic(base_url=fake_llm.anthropic_url, api_key="k", max_retries=0) as client:
         yield client
 
 
@@ -161,9 +159,7 @@ def test_raw_response(openai_client: Any, fake_llm: FakeLLM) -> None:
 
     @trace(kind="llm")
     def ask() -> Any:
-        return openai_client.chat.completions.with_raw_response.create(
-            model=GPT, messages=QUESTION
-        )
+        return openai_client.chat.completions.with_raw_response.create(model=GPT, messages=QUESTION)
 
     with trace.capture() as result:
         raw = ask()

@@ -6,6 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow
+
 
 def test_a_launcher_that_execs_says_no_trace_was_written(
     tmp_path: Path,

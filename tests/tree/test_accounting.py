@@ -179,9 +179,7 @@ def test_sibling_instrumentors_failing_for_one_request_are_one_failure() -> None
 
 def test_cancelled_and_interrupted_calls_are_not_errors() -> None:
     """Cancelled and interrupted calls are counted apart, never as failures."""
-    result = totals(
-        call("agent", call("a", status="cancelled"), call("b", status="interrupted"))
-    )
+    result = totals(call("agent", call("a", status="cancelled"), call("b", status="interrupted")))
     assert (result.errors, result.cancelled, result.interrupted) == (0, 1, 1)
 
 

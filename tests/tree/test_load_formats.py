@@ -83,7 +83,10 @@ def test_snake_case_otlp_json(tmp_path: Path) -> None:
                         "scope": {"name": "openinference.instrumentation.openai"},
                         "spans": [
                             _otlp_span(
-                                ROOT, None, "chat", **{"n": {"int_value": "3"}, "ok": {"bool_value": True}}
+                                ROOT,
+                                None,
+                                "chat",
+                                **{"n": {"int_value": "3"}, "ok": {"bool_value": True}},
                             )
                         ],
                     }
@@ -115,10 +118,14 @@ def test_console_span_exporter_output(tmp_path: Path) -> None:
         provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=out)))
         tracer = provider.get_tracer("probe")
-        with tracer.start_as_current_span("root", attributes={"llm.token_count.prompt": 4}):
-            with tracer.start_as_current_span("child") as child:
-                child.add_event("exception", {"exception.type": "ValueError", "exception.message": "bad"})
-                child.set_status(Status(StatusCode.ERROR, "bad"))
+        with (
+            tracer.start_as_current_span("root", attributes={"llm.token_count.prompt": 4}),
+            tracer.start_as_current_span("child") as child,
+        ):
+            child.add_event(
+                "exception", {"exception.type": "ValueError", "exception.message": "bad"}
+            )
+            child.set_status(Status(StatusCode.ERROR, "bad"))
         provider.shutdown()
     result = load_trace(path)
     root = result.find("root")

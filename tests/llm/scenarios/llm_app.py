@@ -19,6 +19,7 @@ Configured by environment variables so one file covers every combination:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -173,21 +174,25 @@ async def _async_calls() -> None:
 
 
 def _fail(call: Any, *args: Any, **kwargs: Any) -> None:
-    try:
+    with contextlib.suppress(openai.APIError, anthropic.APIError):  # handled: the agent goes on
         call(*args, **kwargs)
-    except (openai.APIError, anthropic.APIError):
-        pass  # handled: the agent goes on
 
 
 SHAPES: dict[str, Any] = {
     "chat": lambda: [ask_gpt(QUESTION), ask_gpt([{"role": "user", "content": "And 6 * 8?"}])],
-    "fail": lambda: [_fail(ask_gpt, QUESTION, model="fail-429"), _fail(ask_gpt, QUESTION, "fail-500")],
+    "fail": lambda: [
+        _fail(ask_gpt, QUESTION, model="fail-429"),
+        _fail(ask_gpt, QUESTION, "fail-500"),
+    ],
     "chat_stream": lambda: [list(ask_gpt_stream(QUESTION))],
     "chat_raw": lambda: [ask_gpt_raw(QUESTION).parse()],
     "responses": lambda: [ask_responses("Say hello to the world")],
     "responses_stream": lambda: [list(ask_responses_stream("Say hello to the world"))],
     "embeddings": lambda: [embed(["first text here", "second"])],
-    "claude": lambda: [ask_claude(QUESTION), ask_claude([{"role": "user", "content": "And 6 * 8?"}])],
+    "claude": lambda: [
+        ask_claude(QUESTION),
+        ask_claude([{"role": "user", "content": "And 6 * 8?"}]),
+    ],
     "claude_fail": lambda: [_fail(ask_claude, QUESTION, model="fail-429")],
     "claude_stream": lambda: [ask_claude_stream(QUESTION)],
     "claude_events": lambda: [list(ask_claude_events(QUESTION))],

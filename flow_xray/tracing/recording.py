@@ -88,17 +88,6 @@ def _reported_twin(span: Span, usage: Usage) -> str | None:
     return None if twin is None else str(twin.span_name)
 
 
-def record_usage_from(span: Span, value: Any) -> None:
-    """Record tokens, model and cost when ``value`` looks like an LLM response."""
-    try:
-        usage = usage_from_response(value)
-    except Exception:
-        contained("LLM usage")
-        return
-    if usage is not None:
-        record_usage(span, usage)
-
-
 _OK: Final = Status(StatusCode.OK)
 
 

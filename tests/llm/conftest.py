@@ -18,9 +18,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests.llm.fake_llm import FakeLLM, RunningServer
+from tests.conftest import reset_otel_globals
 from tests.otlp.conftest import (
     otlp_receiver as otlp_receiver,  # the export tests' OTLP/HTTP receiver, shared
-    reset_global_provider,
 )
 
 LIBRARIES = {
@@ -70,11 +70,11 @@ def need(e2e_missing: Callable[[str], NoReturn]) -> Callable[[str], None]:
 @pytest.fixture
 def user_provider() -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
     """A TracerProvider the *user* set globally, exporting to memory; forgotten afterwards."""
-    reset_global_provider()
+    reset_otel_globals()
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     trace_api.set_tracer_provider(provider)
     yield provider, exporter
     provider.shutdown()
-    reset_global_provider()
+    reset_otel_globals()

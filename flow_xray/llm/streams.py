@@ -58,6 +58,14 @@ def _get(obj: Any, name: str) -> Any:
     return getattr(obj, name, None)
 
 
+def _keys(obj: Any) -> Any:
+    """Field names of a dict or a pydantic-style object (what a chunk and a response differ in)."""
+    if isinstance(obj, dict):
+        return obj
+    fields = getattr(type(obj), "model_fields", None)
+    return fields if isinstance(fields, dict) else getattr(obj, "__dict__", {})
+
+
 def _count(obj: Any, name: str) -> int | None:
     value = _get(obj, name)
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
@@ -75,10 +83,11 @@ class StreamUsage:
         (12, 7)
     """
 
-    __slots__ = ("_final", "_input", "_model", "_output", "_provider")
+    __slots__ = ("_final", "_input", "_model", "_output", "_provider", "_responses")
 
     def __init__(self) -> None:
         self._final: Usage | None = None  # a complete figure (last chunk, final message)
+        self._responses: list[Usage] = []  # whole responses yielded one by one
         self._model: str | None = None
         self._provider: str | None = None
         self._input: int | None = None
@@ -112,13 +121,29 @@ class StreamUsage:
             final = usage_from_response(inner)
             if final is not None:
                 self._final = final
-        elif _get(event, "usage") is not None:  # OpenAI chat chunk carrying usage
-            final = usage_from_response(event)
-            if final is not None:
-                self._final = final
+        elif _get(event, "usage") is not None:
+            found = usage_from_response(event)
+            if found is None:
+                return
+            if _get(event, "object") == "chat.completion.chunk" or "choices" not in _keys(event):
+                self._final = found  # OpenAI's usage chunk ends the stream
+            else:
+                self._responses.append(found)  # a whole response: each is a request
 
     def usage(self) -> Usage | None:
         """The usage seen so far, or None when no event carried any."""
+        if self._responses:
+            last = self._responses[-1]
+            if len(self._responses) == 1:
+                return last
+            return Usage(
+                model=last.model,
+                provider=last.provider,
+                input_tokens=sum(u.input_tokens or 0 for u in self._responses),
+                output_tokens=sum(u.output_tokens or 0 for u in self._responses),
+                operation=last.operation,
+                from_response=last.from_response,
+            )
         if self._final is not None:
             return self._final
         if self._input is None and self._output is None:
@@ -145,6 +170,7 @@ def stream_usage_for(first: Any) -> StreamUsage | None:
             (isinstance(kind, str) and kind in _EVENT_TYPES)
             or _get(first, "object") == "chat.completion.chunk"
             or (isinstance(first, dict) and "choices" in first)  # a chunk as a plain dict
+            or usage_from_response(first) is not None  # whole responses, one per item
         )
     except Exception:
         return None

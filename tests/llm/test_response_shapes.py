@@ -303,11 +303,11 @@ def test_parent_returning_the_childs_response_is_not_counted_twice(
 ) -> None:
     """An agent returning its child's response shows the figure but the total has it once."""
 
-    @trace(kind="llm")
+    @trace(name="ask", kind="llm")
     def ask() -> Any:
         return openai_client.chat.completions.create(model=GPT, messages=QUESTION)
 
-    @trace(kind="agent")
+    @trace(name="relay", kind="agent")
     def relay() -> Any:
         return ask()
 
@@ -339,3 +339,20 @@ def test_openinference_messages_written_on_llm_spans(
     assert attributes["llm.output_messages.0.message.role"] == "assistant"
     assert attributes["llm.output_messages.0.message.content"].startswith("The answer")
     assert json.loads(str(attributes["llm.invocation_parameters"])) == {"temperature": 0.2}
+
+
+def test_generator_yielding_whole_responses_sums_them(
+    openai_client: Any, fake_llm: FakeLLM
+) -> None:
+    """A generator yielding complete responses (one request each) records their sum."""
+
+    @trace(kind="llm")
+    def answers() -> Iterator[Any]:
+        for question in ("one", "two words"):
+            yield openai_client.chat.completions.create(
+                model=GPT, messages=[{"role": "user", "content": question}]
+            )
+
+    with trace.capture() as result:
+        list(answers())
+    assert tokens(node(result, "answers")) == fake_llm.billed()

@@ -17,8 +17,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from tests.llm.fake_llm import FakeLLM, RunningServer
 from tests.conftest import reset_otel_globals
+from tests.llm.fake_llm import FakeLLM, RunningServer
 from tests.otlp.conftest import (
     otlp_receiver as otlp_receiver,  # the export tests' OTLP/HTTP receiver, shared
 )

@@ -167,3 +167,27 @@ def test_a_provider_the_app_installs_keeps_every_span(
     )
     plain = app(COMBOS["openinference"], "run")[0]
     assert shape(run) == shape(plain)
+
+
+@pytest.mark.parametrize("combo", ["openinference", "all"])
+def test_the_otlp_sent_counts_each_request_once(
+    app: Callable[..., tuple[AppRun, tuple[int, int], int]], combo: str
+) -> None:
+    """Adding up the token attributes of the exported spans, as backends do, gives the bill."""
+    from flow_xray.tree.otlp_json import read_otlp_json
+
+    run, (billed_in, billed_out), _ = app(COMBOS[combo], "run-otlp-json")
+    assert run.otlp_json is not None
+    records = read_otlp_json(run.otlp_json)
+
+    def summed(key: str) -> int:
+        return sum(int(r.attributes.get(key, 0)) for r in records)
+
+    assert summed("llm.token_count.prompt") == billed_in
+    assert summed("llm.token_count.completion") == billed_out
+    ours = [
+        r
+        for r in records
+        if r.scope == "flow_xray" and "flow_xray.usage.counted_in" in r.attributes
+    ]
+    assert ours  # our llm spans were written as duplicates of the instrumentors' spans

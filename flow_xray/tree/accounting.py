@@ -32,7 +32,7 @@ once. ``cancelled`` and ``interrupted`` calls are not failures.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -124,15 +124,36 @@ def _scope(node: TraceNode) -> str:
     return scope if isinstance(scope, str) else ""
 
 
-def _postorder(roots: Sequence[TraceNode]) -> Iterator[tuple[TraceNode, TraceNode | None]]:
-    """(node, parent) with every node after all of its descendants (iterative: deep trees)."""
-    preorder: list[tuple[TraceNode, TraceNode | None]] = []
-    stack: list[tuple[TraceNode, TraceNode | None]] = [(r, None) for r in reversed(roots)]
+def _picked(
+    roots: Sequence[TraceNode],
+) -> tuple[int, list[tuple[TraceNode, TraceNode | None, TraceNode | None]]]:
+    """Count the nodes and pick the ones the rules concern, in pre-order (iteratively).
+
+    Picked: nodes that report usage or metadata, did not end ``ok``, or carry
+    accounting fields from an earlier pass. Each comes with its parent and its
+    nearest picked ancestor (the *anchor* its requests are passed up to), so
+    the many plain nodes of a big trace cost one look each.
+    """
+    count = 0
+    picked: list[tuple[TraceNode, TraceNode | None, TraceNode | None]] = []
+    stack: list[tuple[TraceNode, TraceNode | None, TraceNode | None]] = [
+        (r, None, None) for r in reversed(roots)
+    ]
     while stack:
-        node, parent = stack.pop()
-        preorder.append((node, parent))
-        stack.extend((child, node) for child in reversed(node.children))
-    return reversed(preorder)
+        node, parent, anchor = stack.pop()
+        count += 1
+        if (
+            node.meta
+            or node.status != "ok"
+            or node.usage_counted is not None
+            or node.error_origin is not None
+        ):
+            picked.append((node, parent, anchor))
+            anchor = node
+        children = node.children
+        if children:
+            stack.extend([(child, node, anchor) for child in reversed(children)])
+    return count, picked
 
 
 def analyze(roots: Sequence[TraceNode]) -> Counts:
@@ -141,31 +162,38 @@ def analyze(roots: Sequence[TraceNode]) -> Counts:
     Returns the counts the totals are made of. Deterministic and idempotent;
     see the module docstring for the rules.
     """
-    nodes = cancelled = interrupted = 0
-    below: dict[int, list[_Request]] = {}  # id(node) -> requests counted inside it
+    nodes, picked = _picked(roots)
+    cancelled = interrupted = 0
+    # id(anchor) -> (node, requests counted in it) for the picked nodes below it, latest first.
+    pending: dict[int, list[tuple[TraceNode, list[_Request]]]] = {}
+    counted: list[_Request] = []  # what reached the top: the totals
     chains: dict[int, TraceNode] = {}  # id(error node) -> origin of its failure
     parents: dict[int, TraceNode | None] = {}
     errors: list[TraceNode] = []
-    for node, parent in _postorder(roots):
-        nodes += 1
-        inside = _usage_from_children(node, below)
-        own = _request(node)
+    for node, parent, anchor in reversed(picked):  # every node after its descendants
+        below = pending.pop(id(node), None)
+        inside = _usage_from_children(below) if below else []
+        own = _request(node) if node.meta else None
         if own is None:
-            node.usage_counted, node.usage_note = None, None
+            node.usage_counted = node.usage_note = None
         else:
             node.usage_counted, node.usage_note = _decide(node, own, inside)
             if node.usage_counted:
                 inside = [*inside, own]
         if inside:
-            below[id(node)] = inside
-        if node.status == "error":
+            if anchor is None:
+                counted.extend(inside)
+            else:
+                pending.setdefault(id(anchor), []).append((node, inside))
+        status = node.status
+        if status == "error":
             parents[id(node)] = parent
             errors.append(node)
             _error_origin(node, chains)
         else:
             node.error_origin = node.error_handled = None
-            cancelled += node.status == "cancelled"
-            interrupted += node.status == "interrupted"
+            cancelled += status == "cancelled"
+            interrupted += status == "interrupted"
     # Handled: top-down along each failure chain (errors are in post-order; reverse it).
     for node in reversed(errors):
         parent = parents[id(node)]
@@ -176,25 +204,21 @@ def analyze(roots: Sequence[TraceNode]) -> Counts:
         else:
             node.error_handled = True
     origins = [node for node in errors if node.error_origin]
-    usage = _sum_counted(request for requests in below.values() for request in requests)
     return Counts(
         nodes,
         len(origins),
         sum(1 for node in origins if node.error_handled),
         cancelled,
         interrupted,
-        *usage,
+        *_sum_counted(counted),
     )
 
 
-def _usage_from_children(node: TraceNode, below: dict[int, list[_Request]]) -> list[_Request]:
-    """The requests counted inside ``node``, after merging siblings that are one request."""
+def _usage_from_children(below: list[tuple[TraceNode, list[_Request]]]) -> list[_Request]:
+    """The requests counted inside a node, after merging siblings that are one request."""
     inside: list[_Request] = []
     counted_children: list[_Request] = []
-    for child in node.children:
-        child_requests = below.pop(id(child), None)
-        if not child_requests:
-            continue
+    for child, child_requests in reversed(below):  # in start order
         if child.usage_counted:
             own = child_requests[-1]  # a counted child's own request is appended last
             twin = next((r for r in counted_children if _siblings_same(r, own)), None)
@@ -223,7 +247,8 @@ def _decide(node: TraceNode, own: _Request, inside: Sequence[_Request]) -> tuple
     counted_in = node.attributes.get(_COUNTED_IN)
     for request in reversed(inside):  # the innermost, latest report first
         if own.same_as(request):
-            where = "child span" if request.node in node.children else "span"
+            direct = any(child is request.node for child in node.children)
+            where = "child span" if direct else "span"
             return False, f"same request as {where} {request.node.name!r} (counted there)"
     if len(inside) > 1 and own.completion is not None:
         prompt = sum(r.prompt or 0 for r in inside)

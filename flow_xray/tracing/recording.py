@@ -107,7 +107,7 @@ def record_result(span: Span, value: Any, usage: Usage | None, llm: bool) -> boo
         if (
             usage is None
             and is_stream(value)
-            and watch_stream(value, functools.partial(_stream_ended, span, llm))
+            and watch_stream(value, functools.partial(_stream_ended, span))
         ):
             return True
         if usage is not None:
@@ -120,9 +120,7 @@ def record_result(span: Span, value: Any, usage: Usage | None, llm: bool) -> boo
     return False
 
 
-def _stream_ended(
-    span: Span, llm: bool, usage: Usage | None, how: str, error: BaseException | None
-) -> None:
+def _stream_ended(span: Span, usage: Usage | None, how: str, error: BaseException | None) -> None:
     """A stream a traced call returned has ended: record its usage and end the span."""
     try:
         if usage is not None:

@@ -132,7 +132,9 @@ def report_from_attributes(name: str, attributes: Mapping[str, Any]) -> Report |
     A span whose figure was already marked as another span's
     (``flow_xray.usage.counted_in``) reports nothing.
     """
-    if A.USAGE_COUNTED_IN in attributes:
+    # Every finished span comes here: one pass over its keys tells most of them apart
+    # (the SDK's attribute mapping answers a missing key by raising KeyError).
+    if _REPORT_KEYS.isdisjoint(attributes) or A.USAGE_COUNTED_IN in attributes:
         return None
     prompt = next((v for k in A.READ_PROMPT_TOKENS if _is_count(v := attributes.get(k))), None)
     completion = next(
@@ -145,6 +147,9 @@ def report_from_attributes(name: str, attributes: Mapping[str, Any]) -> Report |
     return Report(
         name, response_id if isinstance(response_id, str) else None, model, prompt, completion
     )
+
+
+_REPORT_KEYS: Final = frozenset((*A.READ_PROMPT_TOKENS, *A.READ_COMPLETION_TOKENS))
 
 
 def _is_count(value: Any) -> bool:

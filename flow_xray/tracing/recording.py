@@ -89,6 +89,8 @@ def _reported_twin(span: Span, usage: Usage) -> str | None:
 
 
 _OK: Final = Status(StatusCode.OK)
+# Results that can be neither an LLM response nor a stream (dicts can: a response as JSON).
+_PLAIN_RESULTS: Final = frozenset({type(None), str, bytes, int, float, bool, list, tuple, set})
 
 
 def record_result(span: Span, value: Any, usage: Usage | None, llm: bool) -> bool:
@@ -102,10 +104,11 @@ def record_result(span: Span, value: Any, usage: Usage | None, llm: bool) -> boo
     usage) when its reader finishes it. Never raises.
     """
     try:
-        if usage is None:
+        if usage is None and type(value) not in _PLAIN_RESULTS:
             usage = usage_from_response(value)
         if (
             usage is None
+            and type(value) not in _PLAIN_RESULTS
             and is_stream(value)
             and watch_stream(value, functools.partial(_stream_ended, span))
         ):

@@ -46,7 +46,8 @@ def exported(
             "run-otlp",
             instrument="openinference",
             shapes="chat,fail",
-            endpoint=phoenix.grpc_url,
+            # OTLP/HTTP: the server that answered /healthz (a /v1/traces path selects HTTP).
+            endpoint=f"{phoenix.http_url}/v1/traces",
             extra_env={"OTEL_RESOURCE_ATTRIBUTES": f"openinference.project.name={PROJECT}"},
         )
         spans = phoenix.wait_for_spans(PROJECT, len(run.nodes()), timeout_s=30)

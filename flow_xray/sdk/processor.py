@@ -55,6 +55,10 @@ def to_record(span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
     ctx = span.context
     parent = span.parent
     status = span.status
+    attributes = dict(span.attributes or {})
+    scope = _foreign_scope(span)
+    if scope is not None:
+        attributes[attr.OTEL_SCOPE_NAME] = scope
     return SpanRecord(
         trace_id=format(ctx.trace_id, "032x") if ctx else "",
         span_id=format(ctx.span_id, "016x") if ctx else "",
@@ -64,13 +68,23 @@ def to_record(span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
         end_ns=span.end_time if ended else None,
         status=status.status_code.name,
         status_message=status.description,
-        attributes=dict(span.attributes or {}),
+        attributes=attributes,
         events=tuple(
             EventRecord(event.name, event.timestamp, dict(event.attributes or {}))
             for event in span.events
         ),
-        scope=scope.name if (scope := span.instrumentation_scope) is not None else "",
     )
+
+
+def _foreign_scope(span: ReadableSpan) -> str | None:
+    """The tracer name of another instrumentation's span (None for flow-xray's own).
+
+    Kept as the ``otel.scope.name`` attribute: the accounting tells two
+    instrumentors reporting one request apart by it.
+    """
+    scope = span.instrumentation_scope
+    name = scope.name if scope is not None else None
+    return name if name and name != state.TRACER_NAME else None
 
 
 def _attribute_items(span: ReadableSpan) -> tuple[tuple[str, ...], tuple[Any, ...]]:
@@ -96,11 +110,9 @@ def _add_finished(stores: list[SpanStore], span: ReadableSpan) -> None:
     parent = span.parent
     status = span.status
     keys, values = _attribute_items(span)
-    scope = span.instrumentation_scope
-    if scope is not None and scope.name and scope.name != state.TRACER_NAME:
-        # Other instrumentations' spans keep their tracer's name: the accounting tells
-        # two instrumentors reporting one request apart by it.
-        keys, values = (*keys, attr.OTEL_SCOPE_NAME), (*values, scope.name)
+    scope = _foreign_scope(span)
+    if scope is not None:
+        keys, values = (*keys, attr.OTEL_SCOPE_NAME), (*values, scope)
     events = span.events
     for store in stores:
         store.add(

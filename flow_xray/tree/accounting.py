@@ -48,7 +48,7 @@ __all__ = ["RESPONSE_ID_KEYS", "SCOPE_KEY", "Counts", "analyze"]
 # Where the id of the provider's response is found (GenAI, OpenInference-era names).
 RESPONSE_ID_KEYS = ("gen_ai.response.id", "llm.response.id", "flow_xray.response_id")
 # The instrumentation scope of a foreign span (set by the span readers).
-SCOPE_KEY = "otel.scope.name"
+SCOPE_KEY = attr.OTEL_SCOPE_NAME
 _COUNTED_IN = attr.USAGE_COUNTED_IN
 
 

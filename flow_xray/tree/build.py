@@ -18,7 +18,7 @@ from typing import Any
 
 from flow_xray import attributes as attr
 from flow_xray.llm.pricing import cost_usd
-from flow_xray.tree.accounting import SCOPE_KEY, analyze
+from flow_xray.tree.accounting import analyze
 from flow_xray.tree.model import TraceNode, TraceResult
 from flow_xray.tree.readers import error_text, promote_messages
 from flow_xray.tree.spans import SpanRecord, SpanStore
@@ -148,8 +148,6 @@ def to_node(record: SpanRecord, origin_ns: int) -> TraceNode:
     )
     if others and _MESSAGE_KEYS.intersection(others):
         inputs, output = promote_messages(others, inputs, output)
-    if record.scope and record.scope != _OWN_SCOPE:
-        others[SCOPE_KEY] = record.scope
     error, stack = _error(record) if record.status == "ERROR" else (None, None)
     return TraceNode(
         id=f"n{record.span_id}",
@@ -180,7 +178,6 @@ def to_node(record: SpanRecord, origin_ns: int) -> TraceNode:
 
 
 _META_LEN = len(attr.META_PREFIX)
-_OWN_SCOPE = "flow_xray"
 # The keys that show a span carries chat messages in a shape `promote_messages` reads.
 _MESSAGE_KEYS = frozenset(
     {

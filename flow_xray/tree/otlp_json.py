@@ -16,8 +16,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from flow_xray import attributes as attr
 from flow_xray.errors import TraceFileError
 from flow_xray.tree.spans import EventRecord, SpanRecord
+
+_OWN_SCOPE = "flow_xray"  # the tracer name of flow-xray's own spans
 
 _STATUS_NAMES = {0: "UNSET", 1: "OK", 2: "ERROR"}
 _STATUS_ALIASES = {
@@ -149,6 +152,8 @@ def _read_status(span: Mapping[str, Any]) -> tuple[str, str | None]:
 
 
 def _read_span(span: Any, scope: str = "") -> SpanRecord:
+    """One OTLP span; ``scope`` (another instrumentation's tracer name) joins its
+    attributes as ``otel.scope.name``, as the processor does."""
     if not isinstance(span, Mapping):
         raise _BadLine("a span is not an object")
     name = span.get("name")
@@ -165,6 +170,9 @@ def _read_span(span: Any, scope: str = "") -> SpanRecord:
         )
         for event in span.get("events") or ()
     )
+    attributes = _read_attributes(span)
+    if scope and scope != _OWN_SCOPE:
+        attributes[attr.OTEL_SCOPE_NAME] = scope
     return SpanRecord(
         trace_id=str(_read_id(_get(span, "traceId", "trace_id"), 16, "traceId")),
         span_id=str(_read_id(_get(span, "spanId", "span_id"), 8, "spanId")),
@@ -176,9 +184,8 @@ def _read_span(span: Any, scope: str = "") -> SpanRecord:
         end_ns=end_ns,
         status=status,
         status_message=message,
-        attributes=_read_attributes(span),
+        attributes=attributes,
         events=events,
-        scope=scope,
     )
 
 

@@ -112,8 +112,11 @@ def _span(span: Mapping[str, Any]) -> SpanRecord:
         if isinstance(event, Mapping)
     )
     status, message = _status(span)
+    attributes = _attributes(span.get("attributes"))
     scope = span.get("instrumentation_scope") or span.get("instrumentation_info")
     scope_name = scope.get("name") if isinstance(scope, Mapping) else None
+    if isinstance(scope_name, str) and scope_name and scope_name != "flow_xray":
+        attributes["otel.scope.name"] = scope_name
     return SpanRecord(
         trace_id=str(_hex(context.get("trace_id"), 16, "trace_id")),
         span_id=str(_hex(context.get("span_id"), 8, "span_id")),
@@ -123,9 +126,8 @@ def _span(span: Mapping[str, Any]) -> SpanRecord:
         end_ns=_nanos(span.get("end_time"), "end_time"),
         status=status,
         status_message=message,
-        attributes=_attributes(span.get("attributes")),
+        attributes=attributes,
         events=events,
-        scope=scope_name if isinstance(scope_name, str) else "",
     )
 
 

@@ -49,7 +49,6 @@ class SpanRecord:
     status_message: str | None = None
     attributes: Mapping[str, AttributeValue] = field(default_factory=dict)
     events: tuple[EventRecord, ...] = ()
-    scope: str = ""  # the instrumentation scope (tracer name) that started the span
 
 
 # A row as the processor hands it over (ids as ints, parent 0 for none):

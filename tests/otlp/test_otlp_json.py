@@ -104,7 +104,6 @@ def test_reader_turns_a_collector_line_into_span_records() -> None:
             status_message=None,
             attributes=ROOT_ATTRIBUTES,
             events=(EventRecord("checkpoint", T0 + SECOND, {"step": 3}),),
-            scope="flow_xray",
         ),
         SpanRecord(
             trace_id="5b8efff798038103d269b633813fc60c",
@@ -123,7 +122,6 @@ def test_reader_turns_a_collector_line_into_span_records() -> None:
                     {"exception.type": "TimeoutError", "exception.message": "too slow"},
                 ),
             ),
-            scope="flow_xray",
         ),
     ]
 

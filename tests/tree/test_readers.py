@@ -24,7 +24,6 @@ def node_of(
         status=status,
         status_message=message,
         attributes=attributes,
-        scope="opentelemetry.instrumentation.openai_v2",
     )
     (node,) = build_result([record]).roots
     return node
@@ -126,9 +125,3 @@ def test_a_class_repr_error_type_prefixes_the_message() -> None:
 def test_only_a_status_code_still_says_something() -> None:
     """With only ``http.response.status_code``, the error names the HTTP status."""
     assert node_of({"http.response.status_code": 500}, status="ERROR").error == "HTTP 500"
-
-
-def test_foreign_spans_keep_their_instrumentation_scope() -> None:
-    """A span from another instrumentation carries ``otel.scope.name`` in its attributes."""
-    node = node_of({})
-    assert node.attributes["otel.scope.name"] == "opentelemetry.instrumentation.openai_v2"

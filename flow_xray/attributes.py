@@ -25,6 +25,7 @@ MIME_TEXT: Final = "text/plain"
 # --- model, provider, operation ----------------------------------------------
 GEN_AI_REQUEST_MODEL: Final = "gen_ai.request.model"
 GEN_AI_RESPONSE_MODEL: Final = "gen_ai.response.model"
+GEN_AI_RESPONSE_ID: Final = "gen_ai.response.id"
 LLM_MODEL_NAME: Final = "llm.model_name"
 GEN_AI_PROVIDER_NAME: Final = "gen_ai.provider.name"
 LLM_PROVIDER: Final = "llm.provider"
@@ -56,21 +57,38 @@ EXCEPTION_TYPE: Final = "exception.type"
 EXCEPTION_MESSAGE: Final = "exception.message"
 EXCEPTION_STACKTRACE: Final = "exception.stacktrace"
 
+# --- OpenInference chat messages (written for `llm` spans, read from any) -----
+LLM_INPUT_MESSAGES: Final = "llm.input_messages"
+LLM_OUTPUT_MESSAGES: Final = "llm.output_messages"
+LLM_INVOCATION_PARAMETERS: Final = "llm.invocation_parameters"
+GEN_AI_INPUT_MESSAGES: Final = "gen_ai.input.messages"
+GEN_AI_OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+HTTP_STATUS_CODE: Final = "http.response.status_code"
+OTEL_SCOPE_NAME: Final = "otel.scope.name"
+
 # --- flow-xray's own ---------------------------------------------------------
 META_PREFIX: Final = "flow_xray.meta."
+# A figure another span already reports for the same LLM request (kept out of the
+# standard keys so backends summing them count the request once).
+USAGE_COUNTED_IN: Final = "flow_xray.usage.counted_in"
+DUP_MODEL: Final = "flow_xray.usage.model"
+DUP_INPUT_TOKENS: Final = "flow_xray.usage.input_tokens"
+DUP_OUTPUT_TOKENS: Final = "flow_xray.usage.output_tokens"
 INCOMPLETE: Final = "flow_xray.incomplete"
 
 # Read order when several families carry the same fact: first present wins.
-READ_MODEL: Final = (GEN_AI_RESPONSE_MODEL, GEN_AI_REQUEST_MODEL, LLM_MODEL_NAME)
+READ_MODEL: Final = (GEN_AI_RESPONSE_MODEL, GEN_AI_REQUEST_MODEL, LLM_MODEL_NAME, DUP_MODEL)
 READ_PROMPT_TOKENS: Final = (
     GEN_AI_INPUT_TOKENS,
     LLM_TOKENS_PROMPT,
     GEN_AI_PROMPT_TOKENS_DEPRECATED,
+    DUP_INPUT_TOKENS,
 )
 READ_COMPLETION_TOKENS: Final = (
     GEN_AI_OUTPUT_TOKENS,
     LLM_TOKENS_COMPLETION,
     GEN_AI_COMPLETION_TOKENS_DEPRECATED,
+    DUP_OUTPUT_TOKENS,
 )
 READ_TOTAL_TOKENS: Final = (LLM_TOKENS_TOTAL,)
 READ_COST: Final = (LLM_COST_TOTAL,)

@@ -153,6 +153,7 @@ def run_target(
         trace.capture(all_threads=all_threads, max_spans=max_spans) as result,
         _working_dir_restored(),
         _sigterm_as_exit(),
+        _exec_reported(),
     ):
         try:
             try:
@@ -165,6 +166,42 @@ def run_target(
             exception = _trim_chain(exc)
             exit_code = INTERRUPTED_EXIT_CODE if isinstance(exc, KeyboardInterrupt) else 1
     return RunOutcome(result, exit_code, exception, exit_message)
+
+
+EXEC_MESSAGE = (
+    "flow-xray: the script replaced itself with another program (os.{name}); "
+    "no trace could be written (run the program it starts under flow-xray instead)"
+)
+
+
+@contextmanager
+def _exec_reported() -> Iterator[None]:
+    """Say so when the target ``exec``s another program: the process, and its trace, are gone.
+
+    ``os.execv`` / ``os.execve`` (which every other ``os.exec*`` calls) replace
+    the process without running exit handlers, so nothing could write the
+    trace afterwards. One line on stderr tells the user why no file appears.
+    """
+    originals = {name: getattr(os, name) for name in ("execv", "execve") if hasattr(os, name)}
+
+    def reporting(name: str) -> Any:
+        original = originals[name]
+
+        def exec_and_report(*args: Any, **kwargs: Any) -> Any:
+            with suppress(Exception):
+                sys.stderr.write(EXEC_MESSAGE.format(name=name) + "\n")
+                sys.stderr.flush()
+            return original(*args, **kwargs)
+
+        return exec_and_report
+
+    for name in originals:
+        setattr(os, name, reporting(name))
+    try:
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(os, name, original)
 
 
 @contextmanager

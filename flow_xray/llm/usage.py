@@ -16,10 +16,11 @@ Example:
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from flow_xray import attributes as A
@@ -27,6 +28,7 @@ from flow_xray.llm import pricing
 
 _log = logging.getLogger("flow_xray")
 
+_PLAIN: Final = frozenset({type(None), str, bytes, int, float, bool, list, tuple, set})
 _NOT_RESPONSES: Final = (str, bytes, bytearray, int, float, list, tuple, set, frozenset, type)
 # Anthropic counts cache reads and writes apart from `input_tokens`; all of it
 # is input the model read, as GenAI's `gen_ai.usage.input_tokens` expects.
@@ -88,6 +90,70 @@ class Usage:
     cost_usd: float | None = None
     operation: str | None = None
     from_response: bool = False
+    response_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """One span's usage figure, with what tells requests apart (response id, model, tokens)."""
+
+    span_name: str
+    response_id: str | None
+    model: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+
+    def same_request(self, other: Report | Usage) -> bool:
+        """Whether both figures are for one LLM request.
+
+        Response ids decide when both have one; otherwise equal token counts
+        with compatible models (``gpt-4o-mini`` and ``gpt-4o-mini-2024-07-18``).
+        """
+        if self.response_id and other.response_id:
+            return self.response_id == other.response_id
+        return (
+            self.input_tokens == other.input_tokens
+            and self.output_tokens == other.output_tokens
+            and models_match(self.model, other.model)
+        )
+
+
+def models_match(a: str | None, b: str | None) -> bool:
+    """Whether two model names can name one request's model (unknown matches anything)."""
+    if not a or not b:
+        return True
+    a, b = a.lower().rsplit("/", 1)[-1], b.lower().rsplit("/", 1)[-1]
+    return a.startswith(b) or b.startswith(a)
+
+
+def report_from_attributes(name: str, attributes: Mapping[str, Any]) -> Report | None:
+    """The usage figure a finished span carries under the standard keys, or None.
+
+    A span whose figure was already marked as another span's
+    (``flow_xray.usage.counted_in``) reports nothing.
+    """
+    # Every finished span comes here: one pass over its keys tells most of them apart
+    # (the SDK's attribute mapping answers a missing key by raising KeyError).
+    if _REPORT_KEYS.isdisjoint(attributes) or A.USAGE_COUNTED_IN in attributes:
+        return None
+    prompt = next((v for k in A.READ_PROMPT_TOKENS if _is_count(v := attributes.get(k))), None)
+    completion = next(
+        (v for k in A.READ_COMPLETION_TOKENS if _is_count(v := attributes.get(k))), None
+    )
+    if prompt is None and completion is None:
+        return None
+    model = next((v for k in A.READ_MODEL if isinstance(v := attributes.get(k), str)), None)
+    response_id = attributes.get(A.GEN_AI_RESPONSE_ID)
+    return Report(
+        name, response_id if isinstance(response_id, str) else None, model, prompt, completion
+    )
+
+
+_REPORT_KEYS: Final = frozenset((*A.READ_PROMPT_TOKENS, *A.READ_COMPLETION_TOKENS))
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _attr(obj: Any, name: str) -> Any:
@@ -123,10 +189,33 @@ def _guess_operation(obj: Any) -> str | None:
     return None
 
 
+def _raw_body(obj: Any) -> Any:
+    """The JSON body of an already-read raw response (``with_raw_response``), else None.
+
+    Only a body the client has read in full is decoded: a streamed one is left
+    for its reader.
+    """
+    http = getattr(obj, "http_response", None)
+    if http is None or not callable(getattr(obj, "parse", None)):
+        return None
+    if getattr(http, "is_closed", False) is not True:
+        return None
+    if "json" not in str(http.headers.get("content-type", "")):
+        return None
+    return json.loads(http.content)
+
+
 def _from_response(obj: Any) -> Usage | None:
     if obj is None or isinstance(obj, _NOT_RESPONSES):
         return None
     usage = _attr(obj, "usage")
+    if usage is None and not isinstance(obj, Mapping):
+        body = _raw_body(obj)
+        if body is not None:
+            found = _from_response(body)
+            if found is not None and found.provider is None:
+                return replace(found, provider=_guess_provider(obj, found.model))
+            return found
     if usage is not None:
         input_tokens = _count(usage, "input_tokens")
         if input_tokens is None:
@@ -149,6 +238,7 @@ def _from_response(obj: Any) -> Usage | None:
     if input_tokens is None and output_tokens is None:
         return None
     model = model if isinstance(model, str) and model else None
+    response_id = _attr(obj, "id")
     return Usage(
         model=model,
         provider=_guess_provider(obj, model),
@@ -156,16 +246,24 @@ def _from_response(obj: Any) -> Usage | None:
         output_tokens=output_tokens,
         operation=operation,
         from_response=model is not None,
+        response_id=response_id if isinstance(response_id, str) and response_id else None,
     )
 
 
 def usage_from_response(obj: Any) -> Usage | None:
     """Return the usage carried by an LLM response object or dict, or None; never raises.
 
-    Reads only ``usage`` (or Gemini's ``usage_metadata``), ``model`` and the
-    ``object``/``type`` tag. A value that does not carry integer token counts
-    is not a response: None.
+    Reads only ``usage`` (or Gemini's ``usage_metadata``), ``model``, ``id`` and
+    the ``object``/``type`` tag — of the value itself, or of the JSON body of a
+    raw response (``with_raw_response``) the client has read. A value that
+    does not carry integer token counts is not a response: None. Plain values
+    (numbers, strings, lists, dicts without ``usage``) cost one type check.
     """
+    kind = type(obj)
+    if kind in _PLAIN:
+        return None
+    if kind is dict and "usage" not in obj and "usage_metadata" not in obj:
+        return None
     try:
         return _from_response(obj)
     except Exception:  # odd objects may raise from any attribute; not ours to surface
@@ -244,6 +342,25 @@ def make_usage(
     )
 
 
+def duplicate_usage_attributes(usage: Usage, counted_in: str) -> dict[str, str | int]:
+    """Attributes for a figure another span already reports for the same request.
+
+    Written under ``flow_xray.usage.*`` only, so backends that add up
+    ``llm.token_count.*`` / ``gen_ai.usage.*`` across a trace (Phoenix,
+    Langfuse) count the request once; flow-xray still shows the figure.
+    """
+    out: dict[str, str | int] = {A.USAGE_COUNTED_IN: counted_in}
+    for key, value in (
+        (A.DUP_MODEL, usage.model),
+        (A.DUP_INPUT_TOKENS, usage.input_tokens),
+        (A.DUP_OUTPUT_TOKENS, usage.output_tokens),
+        (A.GEN_AI_RESPONSE_ID, usage.response_id),
+    ):
+        if value is not None:
+            out[key] = value
+    return out
+
+
 def usage_attributes(usage: Usage) -> dict[str, str | int | float]:
     """Return the GenAI and OpenInference span attributes for `usage`.
 
@@ -264,6 +381,8 @@ def usage_attributes(usage: Usage) -> dict[str, str | int | float]:
         out[A.LLM_PROVIDER] = openinference
     if usage.operation:
         out[A.GEN_AI_OPERATION_NAME] = usage.operation
+    if usage.response_id:
+        out[A.GEN_AI_RESPONSE_ID] = usage.response_id
     if usage.input_tokens is not None:
         out[A.GEN_AI_INPUT_TOKENS] = usage.input_tokens
         out[A.LLM_TOKENS_PROMPT] = usage.input_tokens
@@ -281,4 +400,13 @@ def usage_attributes(usage: Usage) -> dict[str, str | int | float]:
     return out
 
 
-__all__ = ["Usage", "make_usage", "usage_attributes", "usage_from_response"]
+__all__ = [
+    "Report",
+    "Usage",
+    "duplicate_usage_attributes",
+    "make_usage",
+    "models_match",
+    "report_from_attributes",
+    "usage_attributes",
+    "usage_from_response",
+]

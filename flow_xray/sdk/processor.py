@@ -26,6 +26,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerPro
 from opentelemetry.trace import StatusCode
 
 from flow_xray import attributes as attr
+from flow_xray.llm.usage import report_from_attributes
 from flow_xray.tracing import state
 from flow_xray.tree.spans import EventRecord, SpanRecord, SpanStore
 
@@ -54,6 +55,10 @@ def to_record(span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
     ctx = span.context
     parent = span.parent
     status = span.status
+    attributes = dict(span.attributes or {})
+    scope = _foreign_scope(span)
+    if scope is not None:
+        attributes[attr.OTEL_SCOPE_NAME] = scope
     return SpanRecord(
         trace_id=format(ctx.trace_id, "032x") if ctx else "",
         span_id=format(ctx.span_id, "016x") if ctx else "",
@@ -63,12 +68,23 @@ def to_record(span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
         end_ns=span.end_time if ended else None,
         status=status.status_code.name,
         status_message=status.description,
-        attributes=dict(span.attributes or {}),
+        attributes=attributes,
         events=tuple(
             EventRecord(event.name, event.timestamp, dict(event.attributes or {}))
             for event in span.events
         ),
     )
+
+
+def _foreign_scope(span: ReadableSpan) -> str | None:
+    """The tracer name of another instrumentation's span (None for flow-xray's own).
+
+    Kept as the ``otel.scope.name`` attribute: the accounting tells two
+    instrumentors reporting one request apart by it.
+    """
+    scope = span.instrumentation_scope
+    name = scope.name if scope is not None else None
+    return name if name and name != state.TRACER_NAME else None
 
 
 def _attribute_items(span: ReadableSpan) -> tuple[tuple[str, ...], tuple[Any, ...]]:
@@ -94,6 +110,9 @@ def _add_finished(stores: list[SpanStore], span: ReadableSpan) -> None:
     parent = span.parent
     status = span.status
     keys, values = _attribute_items(span)
+    scope = _foreign_scope(span)
+    if scope is not None:
+        keys, values = (*keys, attr.OTEL_SCOPE_NAME), (*values, scope)
     events = span.events
     for store in stores:
         store.add(
@@ -111,6 +130,17 @@ def _add_finished(stores: list[SpanStore], span: ReadableSpan) -> None:
             if events
             else (),
         )
+
+
+def _pass_usage_up(span: ReadableSpan) -> None:
+    """Tell `state` which LLM usage this span (and the spans inside it) reported."""
+    bounded = getattr(span, "_attributes", None)
+    attributes = getattr(bounded, "_dict", None)
+    if type(attributes) is not dict:
+        attributes = span.attributes
+    report = report_from_attributes(span.name, attributes) if attributes else None
+    ctx, parent = span.context, span.parent
+    state.span_ended(ctx.span_id if ctx else 0, parent.span_id if parent else None, report)
 
 
 class FlowXrayProcessor(SpanProcessor):
@@ -148,6 +178,10 @@ class FlowXrayProcessor(SpanProcessor):
             logger.debug("flow-xray processor: on_start failed", exc_info=True)
 
     def on_end(self, span: ReadableSpan) -> None:
+        try:
+            _pass_usage_up(span)
+        except Exception:
+            logger.debug("flow-xray processor: usage report failed", exc_info=True)
         if not self._members:
             return
         try:

@@ -22,6 +22,7 @@ import threading
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from opentelemetry import trace as trace_api
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
@@ -30,7 +31,14 @@ from opentelemetry.sdk.trace.sampling import ParentBased, Sampler, TraceIdRatioB
 
 from flow_xray.errors import ConfigurationError
 from flow_xray.sdk import processor as flow_processor
-from flow_xray.sdk.otlp import ExportPipeline, build_exporter, close_all, flush_all, resolve_target
+from flow_xray.sdk.otlp import (
+    ExportPipeline,
+    OtlpTarget,
+    build_exporter,
+    close_all,
+    flush_all,
+    resolve_target,
+)
 from flow_xray.sdk.otlp_json_export import OtlpJsonFileExporter
 
 __all__ = ["configure", "flush", "shutdown"]
@@ -199,6 +207,15 @@ def configure(
         # environment's endpoint is theirs and is most likely exported to already.
         if foreign and endpoint is None:
             target = None
+        if foreign and target is not None and _already_exports(provider, target):
+            # `opentelemetry-instrument` with OTEL_EXPORTER_OTLP_ENDPOINT plus the same
+            # --otlp-endpoint: a second exporter would send every span twice.
+            logger.info(
+                "flow-xray: the installed OpenTelemetry provider already exports to %s; "
+                "not adding that endpoint again",
+                target.endpoint,
+            )
+            target = None
         if target is not None and not _has_pipeline(provider, (target.protocol, target.endpoint)):
             exporter = build_exporter(target, export_timeout_s)
             _add_pipeline(provider, ExportPipeline((target.protocol, target.endpoint), exporter))
@@ -209,6 +226,55 @@ def configure(
             atexit.register(shutdown)
             _atexit_registered = True
     return provider
+
+
+def _endpoint_key(url: str) -> tuple[str, int | None, str]:
+    """host, port and path of an endpoint, however an exporter spells it (``host:4317``...)."""
+    parts = urlsplit(url if "://" in url else f"http://{url}")
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return (parts.hostname or "").lower(), port, parts.path.rstrip("/")
+
+
+def _exporters(provider: TracerProvider) -> list[object] | None:
+    """The exporters behind ``provider``'s span processors; None when they cannot be seen.
+
+    Reads the SDK's processor internals (``_active_span_processor``,
+    ``span_exporter`` / ``_batch_processor._exporter``); with another SDK layout
+    the answer is None and the caller falls back to the environment.
+    """
+    multi = getattr(provider, "_active_span_processor", None)
+    processors = getattr(multi, "_span_processors", None)
+    if not isinstance(processors, tuple):
+        return None
+    found = []
+    for processor in processors:
+        exporter = getattr(processor, "span_exporter", None)
+        if exporter is None:
+            exporter = getattr(getattr(processor, "_batch_processor", None), "_exporter", None)
+        if exporter is not None:
+            found.append(exporter)
+    return found
+
+
+def _already_exports(provider: TracerProvider, target: OtlpTarget) -> bool:
+    """Whether a foreign provider already sends spans to ``target``'s endpoint."""
+    wanted = _endpoint_key(target.endpoint)
+    exporters = _exporters(provider)
+    if exporters is not None:
+        seen = [e for e in exporters if isinstance(getattr(e, "_endpoint", None), str)]
+        if seen:
+            return any(_same_endpoint(_endpoint_key(e._endpoint), wanted) for e in seen)  # type: ignore[attr-defined]
+    # Nothing to inspect: an auto-instrumented provider exports to the environment's endpoint.
+    from_env = resolve_target(None, None, None)
+    return from_env is not None and _same_endpoint(_endpoint_key(from_env.endpoint), wanted)
+
+
+def _same_endpoint(a: tuple[str, int | None, str], b: tuple[str, int | None, str]) -> bool:
+    # A gRPC exporter keeps only host:port; an HTTP one the full /v1/traces URL.
+    return a[:2] == b[:2] and (not a[2] or not b[2] or a[2] == b[2])
 
 
 def _open_json_exporter(path: str) -> OtlpJsonFileExporter:

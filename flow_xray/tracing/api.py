@@ -84,8 +84,9 @@ class Trace:
     static/class methods, ``async def``, generators and async generators; the
     signature is kept. ``kind`` is one of ``chain`` (default), ``llm``,
     ``tool``, ``agent``, ``retriever``, ``embedding`` (other OpenInference
-    kinds pass through). On ``llm`` spans a return value that looks like an
-    OpenAI or Anthropic response has its model, tokens and cost recorded.
+    kinds pass through). On any span, a return value that looks like an
+    OpenAI or Anthropic response (or a stream of one) has its model, tokens and
+    cost recorded; each request counts once in the totals (see `Totals`).
 
     Example::
 

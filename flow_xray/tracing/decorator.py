@@ -21,6 +21,8 @@ from opentelemetry.trace import Span
 
 from flow_xray import attributes as attr
 from flow_xray.errors import Terminated
+from flow_xray.llm.streams import StreamUsage, stream_usage_for
+from flow_xray.llm.usage import Usage
 from flow_xray.serialize.limits import get_limits
 from flow_xray.tracing.binding import Binder, make_binder
 from flow_xray.tracing.options import TraceOptions
@@ -30,7 +32,7 @@ from flow_xray.tracing.recording import (
     is_failure,
     record_error,
     record_output,
-    record_usage_from,
+    record_result,
     user_attributes,
 )
 from flow_xray.tracing.state import current_tracer
@@ -84,7 +86,7 @@ class _Spec:
         attributes = self.static_attributes
         used = 0
         if self.binder is not None:
-            inputs = input_attributes(self.binder, args, kwargs)
+            inputs = input_attributes(self.binder, args, kwargs, self.is_llm)
             if inputs is not None:
                 used = len(inputs[attr.INPUT_VALUE])
                 attributes = {**attributes, **inputs}
@@ -114,19 +116,20 @@ class _Call:
     def exit(token: object) -> None:
         context_api.detach(token)  # type: ignore[arg-type]
 
-    def succeed(self, value: Any, response: Any = None) -> None:
+    def succeed(self, value: Any, usage: Usage | None = None) -> None:
         """Record usage first (so it survives size limits), then the output; end.
 
-        ``response`` is where to look for LLM usage when it is not ``value``
-        (a streaming generator's last chunk, where OpenAI puts ``usage``).
+        ``usage`` is what a generator's yielded stream events added up to. A
+        returned LLM stream ends the span later, when its reader finishes it.
         """
         span = self.span
+        ends_later = False
         if span.is_recording():
-            if self.spec.is_llm:
-                record_usage_from(span, value if response is None else response)
+            ends_later = record_result(span, value, usage, self.spec.is_llm)
             if self.spec.capture_output:
                 record_output(span, value, self.used)
-        self._end()
+        if not ends_later:
+            self._end()
 
     def fail(self, exc: BaseException) -> None:
         if is_failure(exc):
@@ -168,7 +171,7 @@ class _Untraced(_Call):
     def exit(token: object) -> None:
         pass
 
-    def succeed(self, value: Any, response: Any = None) -> None:
+    def succeed(self, value: Any, usage: Usage | None = None) -> None:
         pass
 
     def fail(self, exc: BaseException) -> None:
@@ -256,24 +259,31 @@ def _wrap_coroutine(func: Callable[..., Any], spec: _Spec) -> Callable[..., Any]
 class _Yielded:
     """The items a generator yielded, kept up to the container cap for ``output.value``."""
 
-    __slots__ = ("count", "items", "keep_last", "last", "limit")
+    __slots__ = ("count", "items", "limit", "stream")
 
-    def __init__(self, keep_items: bool, keep_last: bool) -> None:
+    def __init__(self, keep_items: bool, watch_usage: bool) -> None:
         self.items: list[Any] = []
         self.count = 0
         # Nothing is kept when no output will be recorded: holding on to
         # yielded items (large chunks, say) would only delay their release.
         self.limit = get_limits().max_items if keep_items else 0
-        # An LLM stream reports usage in its final chunk.
-        self.keep_last = keep_last
-        self.last: Any = None
+        # LLM stream events spread usage over several items; whether the items
+        # are such events is decided once, on the first one.
+        self.stream: StreamUsage | bool | None = watch_usage
 
     def add(self, item: Any) -> None:
         self.count += 1
         if self.count <= self.limit:
             self.items.append(item)
-        if self.keep_last:
-            self.last = item
+        stream = self.stream
+        if stream is True:
+            self.stream = stream_usage_for(item)
+        elif stream:
+            stream.add(item)
+
+    def usage(self) -> Usage | None:
+        stream = self.stream
+        return stream.usage() if isinstance(stream, StreamUsage) else None
 
     def output(self, returned: Any = None) -> dict[str, Any]:
         out: dict[str, Any] = {"yielded": self.items, "count": self.count}
@@ -288,7 +298,7 @@ def _wrap_generator(func: Callable[..., Any], spec: _Spec) -> Callable[..., Any]
         if call is None:
             return (yield from func(*args, **kwargs))
         gen = func(*args, **kwargs)
-        yielded = _Yielded(spec.capture_output, spec.is_llm)
+        yielded = _Yielded(spec.capture_output, True)
         send: Callable[[Any], Any] = gen.send
         arg: Any = None
         while True:
@@ -297,7 +307,7 @@ def _wrap_generator(func: Callable[..., Any], spec: _Spec) -> Callable[..., Any]
                 item = send(arg)
             except StopIteration as stop:
                 call.exit(token)
-                call.succeed(yielded.output(stop.value), response=yielded.last)
+                call.succeed(yielded.output(stop.value), usage=yielded.usage())
                 return stop.value
             except BaseException as exc:
                 call.exit(token)
@@ -332,7 +342,7 @@ def _wrap_async_generator(func: Callable[..., Any], spec: _Spec) -> Callable[...
         call = spec.begin(args, kwargs) or _UNTRACED
         agen = func(*args, **kwargs)
         traced_call = call is not _UNTRACED
-        yielded = _Yielded(spec.capture_output and traced_call, spec.is_llm and traced_call)
+        yielded = _Yielded(spec.capture_output and traced_call, traced_call)
         send: Callable[[Any], Any] = agen.asend
         arg: Any = None
         while True:
@@ -341,7 +351,7 @@ def _wrap_async_generator(func: Callable[..., Any], spec: _Spec) -> Callable[...
                 item = await send(arg)
             except StopAsyncIteration:
                 call.exit(token)
-                call.succeed(yielded.output(), response=yielded.last)
+                call.succeed(yielded.output(), usage=yielded.usage())
                 return
             except BaseException as exc:
                 call.exit(token)

@@ -7,6 +7,7 @@ failures, so recording never raises into user code.
 
 from __future__ import annotations
 
+import functools
 import logging
 import traceback
 from collections.abc import Iterable
@@ -15,7 +16,14 @@ from typing import Any, Final
 from opentelemetry.trace import Span, Status, StatusCode
 
 from flow_xray import attributes as attr
-from flow_xray.llm.usage import Usage, usage_attributes, usage_from_response
+from flow_xray.llm.messages import input_message_attributes, output_message_attributes
+from flow_xray.llm.streams import is_stream, watch_stream
+from flow_xray.llm.usage import (
+    Usage,
+    duplicate_usage_attributes,
+    usage_attributes,
+    usage_from_response,
+)
 from flow_xray.serialize.encode import (
     encode_attribute,
     encode_inputs,
@@ -25,6 +33,7 @@ from flow_xray.serialize.encode import (
 )
 from flow_xray.serialize.limits import get_limits
 from flow_xray.tracing.binding import Binder
+from flow_xray.tracing.state import reported_below
 
 logger = logging.getLogger("flow_xray")
 
@@ -53,25 +62,94 @@ def user_attributes(pairs: Iterable[tuple[str, Any]], *, arrays: bool = True) ->
 
 
 def record_usage(span: Span, usage: Usage) -> None:
-    """Write model, provider, tokens and cost (both attribute families)."""
+    """Write model, provider, tokens and cost (both attribute families).
+
+    When a span that ended inside this one already reported the same LLM
+    request (an instrumentor's span around the HTTP call), the figure is
+    written as that span's duplicate instead (``flow_xray.usage.*``), so
+    backends adding up token counts count the request once.
+    """
     try:
         limits = get_limits()
-        span.set_attributes(
-            {k: encode_attribute(v, limits) for k, v in usage_attributes(usage).items()}
-        )
+        twin = _reported_twin(span, usage)
+        if twin is not None:
+            figures: dict[str, Any] = duplicate_usage_attributes(usage, twin)
+        else:
+            figures = usage_attributes(usage)
+        span.set_attributes({k: encode_attribute(v, limits) for k, v in figures.items()})
     except Exception:
         contained("LLM usage")
 
 
-def record_usage_from(span: Span, value: Any) -> None:
-    """Record tokens, model and cost when ``value`` looks like an LLM response."""
+def _reported_twin(span: Span, usage: Usage) -> str | None:
+    """The name of a span inside ``span`` that already reported this request, or None."""
+    reports = reported_below(span.get_span_context().span_id)
+    twin = next((r for r in reversed(reports) if r.same_request(usage)), None)
+    return None if twin is None else str(twin.span_name)
+
+
+_OK: Final = Status(StatusCode.OK)
+# Results that can be neither an LLM response nor a stream (dicts can: a response as JSON).
+_PLAIN_RESULTS: Final = frozenset({type(None), str, bytes, int, float, bool, list, tuple, set})
+
+
+def record_result(span: Span, value: Any, usage: Usage | None, llm: bool) -> bool:
+    """Record what a successful call's result says about LLM usage; mark the span OK.
+
+    Any span, not only ``llm`` ones: a return value that looks like an LLM
+    response (or ``usage`` folded from the events a generator yielded) gives
+    model, tokens and cost; on ``llm`` spans the reply's messages are written
+    too (OpenInference attributes). A returned OpenAI / Anthropic stream is
+    watched instead: returns True, and the span is ended (with the stream's
+    usage) when its reader finishes it. Never raises.
+    """
     try:
-        usage = usage_from_response(value)
+        if usage is None and type(value) not in _PLAIN_RESULTS:
+            usage = usage_from_response(value)
+        if (
+            usage is None
+            and type(value) not in _PLAIN_RESULTS
+            and is_stream(value)
+            and watch_stream(value, functools.partial(_stream_ended, span))
+        ):
+            return True
+        if usage is not None:
+            record_usage(span, usage)
+            if llm:
+                _record_messages(span, output_message_attributes(value))
+        span.set_status(_OK)
     except Exception:
-        contained("LLM usage")
-        return
-    if usage is not None:
-        record_usage(span, usage)
+        contained("the result")
+    return False
+
+
+def _stream_ended(span: Span, usage: Usage | None, how: str, error: BaseException | None) -> None:
+    """A stream a traced call returned has ended: record its usage and end the span."""
+    try:
+        if usage is not None:
+            record_usage(span, usage)
+        if error is not None and is_failure(error):
+            record_error(span, error)
+        elif how != "read":
+            span.set_attribute(attr.INCOMPLETE, True)  # closed or dropped before its end
+        else:
+            span.set_status(_OK)
+        span.end()
+    except Exception:
+        contained("a stream's end")
+
+
+def _record_messages(span: Span, attributes: dict[str, Any]) -> None:
+    if attributes:
+        span.set_attributes(_encoded(attributes))
+
+
+def _encoded(attributes: dict[str, Any]) -> dict[str, Any]:
+    """Message attributes through the one value encoder (caps, redaction); JSON for non-text."""
+    if not attributes:
+        return attributes
+    limits = get_limits()
+    return {k: encode_attribute(v, limits, arrays=False) for k, v in attributes.items()}
 
 
 def record_error(span: Span, exc: BaseException) -> None:
@@ -118,20 +196,26 @@ def is_failure(exc: BaseException) -> bool:
 
 
 def input_attributes(
-    binder: Binder, args: tuple[Any, ...], kwargs: dict[str, Any]
+    binder: Binder, args: tuple[Any, ...], kwargs: dict[str, Any], llm: bool = False
 ) -> dict[str, Any] | None:
     """``input.value`` (JSON of the bound arguments) and its mime type; None if that failed.
 
     Returned rather than set, so the decorator can hand them to ``start_span``
     with the static attributes: one attribute copy instead of two more calls.
+    For an ``llm`` call whose arguments hold chat messages, OpenInference's
+    ``llm.input_messages.*`` and ``llm.invocation_parameters`` come too.
     """
     try:
         limits = get_limits()
-        text = encode_inputs(binder(args, kwargs), limits, limits.max_value_bytes)
+        arguments = binder(args, kwargs)
+        text = encode_inputs(arguments, limits, limits.max_value_bytes)
+        out = {attr.INPUT_VALUE: text, attr.INPUT_MIME_TYPE: attr.MIME_JSON}
+        if llm:
+            out.update(_encoded(input_message_attributes(arguments)))
     except Exception:
         contained("inputs")
         return None
-    return {attr.INPUT_VALUE: text, attr.INPUT_MIME_TYPE: attr.MIME_JSON}
+    return out
 
 
 def record_output(span: Span, value: Any, used: int) -> None:

@@ -16,6 +16,23 @@ first opens, and this module never imports the SDK:
   is open, so a provider a program installs mid-capture (a script under
   ``flow-xray run`` that sets up its own OpenTelemetry) is joined, not replaced.
 
+Other instrumentations (OpenInference, the official OpenAI instrumentation,
+a provider SDK's own spans) usually take their tracer from the global API
+before any provider exists, and get a `ProxyTracer`, which records nothing
+until a provider is set globally. So that their spans are in a capture's tree
+whether or not a provider is configured or export asked for, the fallback also
+serves proxy tracers: while no provider is global and a capture listens, a
+proxy tracer starts its spans on the fallback provider (see
+`install_proxy_fallback`). It never binds the proxy to it: once the program sets
+a global provider, proxies bind to that one as the API intends, the provider's
+exporters get every span from then on, and it is joined like any other.
+
+It also keeps the *usage reports*: which LLM usage figures the spans that
+ended inside a still-open span carried (fed by the SDK side's processor), so
+that ``@trace`` writing a figure a child span already reported for the same
+request writes it as a duplicate (see `flow_xray.llm.usage.duplicate_usage_attributes`)
+and backends adding up token counts count the request once.
+
 It also keeps the open-capture registry, read by the processor's ``on_start``:
 the captures active in the current context (a ContextVar, so threads and
 asyncio tasks are isolated) plus the process-wide ones (``all_threads=True``).
@@ -31,7 +48,7 @@ from collections.abc import Callable
 from typing import Any, Final, Protocol
 
 from opentelemetry import trace as trace_api
-from opentelemetry.trace import NoOpTracer, ProxyTracerProvider
+from opentelemetry.trace import NoOpTracer, ProxyTracer, ProxyTracerProvider
 
 logger = logging.getLogger("flow_xray")
 
@@ -103,9 +120,15 @@ _cache: tuple[object, object, trace_api.Tracer | None, bool] = (_UNKNOWN, None, 
 
 
 def set_fallback_provider(provider: object | None) -> None:
-    """Use ``provider`` (flow-xray's private SDK provider) inside captures when none is global."""
+    """Use ``provider`` (flow-xray's private SDK provider) inside captures when none is global.
+
+    Proxy tracers handed out by the API before a provider existed use it too
+    (`install_proxy_fallback`).
+    """
     global _fallback
     _fallback = provider
+    if provider is not None:
+        install_proxy_fallback()
 
 
 def set_join_hook(hook: Callable[[object], object] | None) -> None:
@@ -151,3 +174,111 @@ def _resolve(provider: object) -> tuple[trace_api.Tracer | None, bool]:
 
     tracer = provider.get_tracer(TRACER_NAME, __version__)  # type: ignore[attr-defined]
     return (None if isinstance(tracer, NoOpTracer) else tracer), private
+
+
+# --- other instrumentations' tracers ------------------------------------------
+
+_FALLBACK_SLOT: Final = "_flow_xray_fallback"
+_proxy_installed = False
+
+
+def install_proxy_fallback() -> bool:
+    """Let the API's `ProxyTracer` start spans on the fallback provider inside captures.
+
+    A `ProxyTracer` is what ``trace.get_tracer()`` returns while no provider is
+    global; it delegates to the global provider once one is set and to a no-op
+    tracer until then. This keeps that behaviour and changes only the no-op
+    case: while a capture listens in the current context and the fallback
+    provider is registered, the proxy's spans go to the fallback (without
+    binding the proxy to it). When a proxy first binds to a global provider
+    during a capture, that provider is joined. Idempotent; returns False when
+    this OpenTelemetry API has no such hook (spans then stay untraced, as before).
+    """
+    global _proxy_installed
+    if _proxy_installed:
+        return True
+    original = ProxyTracer.__dict__.get("_tracer")
+    if not isinstance(original, property) or original.fget is None:
+        logger.debug("flow-xray: ProxyTracer has no _tracer property; foreign spans not captured")
+        return False
+    resolve = original.fget
+
+    def _tracer(proxy: ProxyTracer) -> trace_api.Tracer:
+        bound = getattr(proxy, "_real_tracer", None) is not None
+        tracer: trace_api.Tracer = resolve(proxy)
+        if not isinstance(tracer, NoOpTracer):
+            if not bound and _join_hook is not None and capturing():
+                _join_global(tracer)
+            return tracer
+        fallback = _fallback
+        if fallback is None or not (_process_wide or _ACTIVE.get()):
+            return tracer
+        cached = proxy.__dict__.get(_FALLBACK_SLOT)
+        if cached is None or cached[0] is not fallback:
+            cached = (fallback, _fallback_tracer(proxy, fallback))
+            proxy.__dict__[_FALLBACK_SLOT] = cached
+        return cached[1] or tracer
+
+    ProxyTracer._tracer = property(_tracer)  # type: ignore[method-assign,assignment]
+    _proxy_installed = True
+    return True
+
+
+def _fallback_tracer(proxy: ProxyTracer, provider: object) -> trace_api.Tracer | None:
+    try:
+        tracer = provider.get_tracer(  # type: ignore[attr-defined]
+            getattr(proxy, "_instrumenting_module_name", "unknown"),
+            getattr(proxy, "_instrumenting_library_version", None),
+            getattr(proxy, "_schema_url", None),
+            getattr(proxy, "_attributes", None),
+        )
+    except Exception:
+        logger.debug("flow-xray could not get a fallback tracer", exc_info=True)
+        return None
+    return None if isinstance(tracer, NoOpTracer) else tracer
+
+
+def _join_global(tracer: trace_api.Tracer) -> None:
+    provider = getattr(trace_api, "_TRACER_PROVIDER", None)
+    if provider is None or _join_hook is None:
+        return
+    try:
+        _join_hook(provider)
+    except Exception:
+        logger.debug("flow-xray could not join a new provider", exc_info=True)
+
+
+# --- usage reported below open spans -----------------------------------------
+
+# span id -> usage figures of spans that ended inside it. Bounded: a parent that
+# never ends here (remote, or dropped) must not keep its entry forever.
+_reports: dict[int, list[Any]] = {}
+_reports_lock = threading.Lock()
+_MAX_REPORTED_SPANS: Final = 4096
+
+
+def span_ended(span_id: int, parent_id: int | None, report: Any | None) -> None:
+    """A span ended: hand its own usage report (if any) and those below it to its parent."""
+    if not _reports and report is None:
+        return
+    with _reports_lock:
+        below = _reports.pop(span_id, None)
+        if parent_id is None or (below is None and report is None):
+            return
+        reports = _reports.get(parent_id)
+        if reports is None:
+            if len(_reports) >= _MAX_REPORTED_SPANS:
+                del _reports[next(iter(_reports))]
+            reports = _reports[parent_id] = []
+        if below:
+            reports.extend(below)
+        if report is not None:
+            reports.append(report)
+
+
+def reported_below(span_id: int) -> tuple[Any, ...]:
+    """The usage reports of spans that ended inside span ``span_id`` so far."""
+    if not _reports:
+        return ()
+    with _reports_lock:
+        return tuple(_reports.get(span_id, ()))

@@ -18,7 +18,9 @@ from typing import Any
 
 from flow_xray import attributes as attr
 from flow_xray.llm.pricing import cost_usd
+from flow_xray.tree.accounting import analyze
 from flow_xray.tree.model import TraceNode, TraceResult
+from flow_xray.tree.readers import error_text, promote_messages
 from flow_xray.tree.spans import SpanRecord, SpanStore
 
 
@@ -79,6 +81,7 @@ def _build(spans: Iterable[SpanRecord], origin: int, store: SpanStore | None) ->
         if len(node.children) > 1:
             node.children.sort(key=_ORDER)
     roots.sort(key=_ORDER)
+    analyze(roots)
     result = TraceResult(roots=roots)
     if store is not None:
         result.dropped_spans = store.dropped
@@ -139,13 +142,19 @@ def to_node(record: SpanRecord, origin_ns: int) -> TraceNode:
         else:
             others[key] = _plain(value) if type(value) is tuple else value
     end_ns = record.end_ns
+    inputs, output = (
+        _inputs(consumed),
+        _decode(consumed.get(attr.OUTPUT_VALUE), consumed.get(attr.OUTPUT_MIME_TYPE)),
+    )
+    if others and _MESSAGE_KEYS.intersection(others):
+        inputs, output = promote_messages(others, inputs, output)
     error, stack = _error(record) if record.status == "ERROR" else (None, None)
     return TraceNode(
         id=f"n{record.span_id}",
         name=record.name,
         kind=_kind(consumed),
-        inputs=_inputs(consumed),
-        output=_decode(consumed.get(attr.OUTPUT_VALUE), consumed.get(attr.OUTPUT_MIME_TYPE)),
+        inputs=inputs,
+        output=output,
         error=error,
         traceback=stack,
         latency_ms=None if end_ns is None else (end_ns - record.start_ns) / 1e6,
@@ -169,6 +178,21 @@ def to_node(record: SpanRecord, origin_ns: int) -> TraceNode:
 
 
 _META_LEN = len(attr.META_PREFIX)
+# The keys that show a span carries chat messages in a shape `promote_messages` reads.
+_MESSAGE_KEYS = frozenset(
+    {
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+        "llm.input_messages.0.message.role",
+        "llm.input_messages.0.message.content",
+        "llm.output_messages.0.message.role",
+        "llm.output_messages.0.message.content",
+        "gen_ai.prompt.0.role",
+        "gen_ai.prompt.0.content",
+        "gen_ai.completion.0.role",
+        "gen_ai.completion.0.content",
+    }
+)
 _USAGE_KEYS = frozenset(
     (*attr.READ_MODEL, *attr.READ_PROMPT_TOKENS, *attr.READ_COMPLETION_TOKENS, *attr.READ_COST)
 )
@@ -222,20 +246,11 @@ def _decode(value: Any, mime: Any) -> Any:
 
 
 def _error(record: SpanRecord) -> tuple[str | None, str | None]:
-    """``("Type: message", traceback)`` from the status and the last exception event."""
+    """``("Type: message", traceback)`` from the status, the last exception event, attributes."""
     event = next((e for e in reversed(record.events) if e.name == attr.EXCEPTION_EVENT), None)
-    stack = None
-    exc_type = None
-    if event is not None:
-        stack = _str_or_none(event.attributes.get(attr.EXCEPTION_STACKTRACE))
-        exc_type = _str_or_none(event.attributes.get(attr.EXCEPTION_TYPE))
-    message = record.status_message
-    if exc_type and event is not None:
-        short_type = exc_type.rpartition(".")[2]
-        if not message or not (message.startswith(short_type) or message.startswith(exc_type)):
-            detail = message or _str_or_none(event.attributes.get(attr.EXCEPTION_MESSAGE))
-            message = f"{short_type}: {detail}" if detail else short_type
-    return message or "error", stack
+    event_attributes = None if event is None else event.attributes
+    stack = None if event is None else _str_or_none(event.attributes.get(attr.EXCEPTION_STACKTRACE))
+    return error_text(record.status_message, event_attributes, record.attributes), stack
 
 
 def _usage_meta(attrs: Mapping[str, Any]) -> dict[str, Any]:

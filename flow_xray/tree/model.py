@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from flow_xray.errors import TraceFileError
 from flow_xray.files import write_text_atomic
+from flow_xray.tree.accounting import analyze
 
 if TYPE_CHECKING:
     from flow_xray.analysis.diff import TraceDiff
@@ -33,6 +34,14 @@ class TraceNode:
     generator closed before exhaustion. ``meta`` holds ``model``,
     ``prompt_tokens``, ``completion_tokens``, ``total_tokens``,
     ``estimated_cost_usd`` (each only when known) plus ``trace.annotate`` keys.
+
+    The accounting fields are derived from the whole tree (see
+    `flow_xray.tree.accounting`): ``usage_counted`` is None when the node
+    reports no LLM usage, True when its figure is in the totals, False when
+    another span's figure for the same request was counted (``usage_note``
+    says which). For a failed node, ``error_origin`` tells whether the
+    exception was raised in this call (not merely passed up from a child) and
+    ``error_handled`` whether some caller caught it; both are None otherwise.
     """
 
     id: str
@@ -53,6 +62,10 @@ class TraceNode:
     attributes: dict[str, Any] = field(default_factory=dict)
     events: list[dict[str, Any]] = field(default_factory=list)
     children: list[TraceNode] = field(default_factory=list)
+    usage_counted: bool | None = None
+    usage_note: str | None = None
+    error_origin: bool | None = None
+    error_handled: bool | None = None
 
     @property
     def node_id(self) -> str:
@@ -163,6 +176,10 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "meta": (dict,),
     "attributes": (dict,),
     "events": (list,),
+    "usage_counted": (bool, type(None)),
+    "usage_note": (str, type(None)),
+    "error_origin": (bool, type(None)),
+    "error_handled": (bool, type(None)),
 }
 
 
@@ -179,6 +196,13 @@ class Totals:
     """Whole-trace figures for headers and summary lines. ``cost_usd`` is None when unknown.
 
     ``dropped_spans`` counts the calls a capped capture (``max_spans``) left out.
+
+    Counting rules (`flow_xray.tree.accounting`): every LLM request is counted
+    once, whichever spans report it — tokens and cost sum only the spans whose
+    ``usage_counted`` is True. ``errors`` counts failures: each exception once,
+    at the span that raised it, however many calls it passed through, handled
+    or not (``handled_errors`` of them were caught inside the trace).
+    Cancelled and interrupted calls are not errors.
     """
 
     nodes: int
@@ -189,14 +213,22 @@ class Totals:
     total_tokens: int
     cost_usd: float | None
     dropped_spans: int = 0
+    handled_errors: int = 0
+    cancelled: int = 0
+    interrupted: int = 0
 
     def summary(self) -> str:
         """One human line, e.g. ``12 nodes, 1 error, 1,234 tokens, $0.0042``."""
         cost = "cost unknown" if self.cost_usd is None else f"${self.cost_usd:.4f}"
         errors = "1 error" if self.errors == 1 else f"{self.errors} errors"
         dropped = f" ({self.dropped_spans:,} more calls dropped)" if self.dropped_spans else ""
+        stopped = "".join(
+            f", {count} {what}"
+            for count, what in ((self.cancelled, "cancelled"), (self.interrupted, "interrupted"))
+            if count
+        )
         return (
-            f"{self.nodes} nodes{dropped}, {errors}, {self.wall_time_ms:.1f} ms, "
+            f"{self.nodes} nodes{dropped}, {errors}{stopped}, {self.wall_time_ms:.1f} ms, "
             f"{self.total_tokens:,} tokens, {cost}"
         )
 
@@ -258,22 +290,27 @@ class TraceResult:
 
     @property
     def totals(self) -> Totals:
-        """Node and error counts, wall time, token sums and total cost."""
-        nodes = errors = prompt = completion = total = 0
-        cost: float | None = None
-        for node in self:
-            nodes += 1
-            errors += node.status == "error"
-            meta = node.meta
-            prompt += _int(meta.get("prompt_tokens"))
-            completion += _int(meta.get("completion_tokens"))
-            total += _int(meta.get("total_tokens"))
-            node_cost = meta.get("estimated_cost_usd")
-            if isinstance(node_cost, (int, float)):
-                cost = (cost or 0.0) + float(node_cost)
+        """Node and failure counts, wall time, and token and cost sums, each request once.
+
+        Recomputes the accounting fields of every node first (see `Totals`), so
+        the figures match the tree as it is now.
+        """
+        counts = analyze(self.roots)
         ends = [r.start_ms + (r.latency_ms or 0.0) for r in self.roots]
         wall = max(ends) - min(r.start_ms for r in self.roots) if self.roots else 0.0
-        return Totals(nodes, errors, wall, prompt, completion, total, cost, self.dropped_spans)
+        return Totals(
+            counts.nodes,
+            counts.errors,
+            wall,
+            counts.prompt_tokens,
+            counts.completion_tokens,
+            counts.total_tokens,
+            counts.cost_usd,
+            self.dropped_spans,
+            counts.handled_errors,
+            counts.cancelled,
+            counts.interrupted,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON envelope (version 1) as plain data."""
@@ -298,10 +335,12 @@ class TraceResult:
             raise TraceFileError(f"unsupported flow-xray trace version {version!r}")
         totals = data.get("totals")
         dropped = totals.get("dropped_spans", 0) if isinstance(totals, Mapping) else 0
-        return cls(
+        result = cls(
             roots=[TraceNode.from_dict(node, str(i)) for i, node in enumerate(data["nodes"])],
             dropped_spans=dropped if type(dropped) is int and dropped > 0 else 0,
         )
+        analyze(result.roots)  # files written before the accounting fields get them too
+        return result
 
     def to_json(self, indent: int | None = None) -> str:
         """Return the JSON envelope as text (``default=repr`` keeps odd values readable)."""
@@ -364,10 +403,6 @@ class TraceResult:
         if path is not None:
             write_text_atomic(path, html)
         return html
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 # -- 0.2.0's constructor forms -------------------------------------------------------

@@ -16,8 +16,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from flow_xray import attributes as attr
 from flow_xray.errors import TraceFileError
 from flow_xray.tree.spans import EventRecord, SpanRecord
+
+_OWN_SCOPE = "flow_xray"  # the tracer name of flow-xray's own spans
 
 _STATUS_NAMES = {0: "UNSET", 1: "OK", 2: "ERROR"}
 _STATUS_ALIASES = {
@@ -85,27 +88,45 @@ def _read_double(value: Any) -> float:
     raise _BadLine(f"doubleValue {value!r} is not a number")
 
 
+_ANY_KINDS = (
+    ("stringValue", "string_value"),
+    ("boolValue", "bool_value"),
+    ("intValue", "int_value"),
+    ("doubleValue", "double_value"),
+    ("arrayValue", "array_value"),
+    ("kvlistValue", "kvlist_value"),
+    ("bytesValue", "bytes_value"),
+)
+
+
 def _read_any(value: Any) -> Any:
-    """Decode an OTLP AnyValue: kvlistValue becomes a dict, arrayValue a tuple."""
+    """Decode an OTLP AnyValue: kvlistValue becomes a dict, arrayValue a tuple.
+
+    The kind is the first field present *with a value*: some exporters (Phoenix's
+    span export, protobuf-to-dict converters) write every field of the oneof,
+    the unused ones as null.
+    """
     if not isinstance(value, Mapping):
         raise _BadLine(f"attribute value {value!r} is not an AnyValue object")
-    for camel, snake in (("stringValue", "string_value"), ("bytesValue", "bytes_value")):
-        if camel in value or snake in value:
-            return str(_get(value, camel, snake))
-    if "boolValue" in value or "bool_value" in value:
-        flag = _get(value, "boolValue", "bool_value")
-        if not isinstance(flag, bool):
-            raise _BadLine(f"boolValue {flag!r} is not a boolean")
-        return flag
-    if "intValue" in value or "int_value" in value:
-        return _read_int(_get(value, "intValue", "int_value"), "intValue")
-    if "doubleValue" in value or "double_value" in value:
-        return _read_double(_get(value, "doubleValue", "double_value"))
-    if "arrayValue" in value or "array_value" in value:
-        items = _get(value, "arrayValue", "array_value") or {}
-        return tuple(_read_any(item) for item in items.get("values", ()))
-    if "kvlistValue" in value or "kvlist_value" in value:
-        return _read_attributes(_get(value, "kvlistValue", "kvlist_value") or {}, "values")
+    for camel, snake in _ANY_KINDS:
+        found = value.get(camel)
+        if found is None:
+            found = value.get(snake)
+        if found is None:
+            continue
+        if camel in ("stringValue", "bytesValue"):
+            return str(found)
+        if camel == "boolValue":
+            if not isinstance(found, bool):
+                raise _BadLine(f"boolValue {found!r} is not a boolean")
+            return found
+        if camel == "intValue":
+            return _read_int(found, "intValue")
+        if camel == "doubleValue":
+            return _read_double(found)
+        if camel == "arrayValue":
+            return tuple(_read_any(item) for item in found.get("values") or ())
+        return _read_attributes(found, "values")
     return None  # an empty AnyValue is OTLP's null
 
 
@@ -130,7 +151,9 @@ def _read_status(span: Mapping[str, Any]) -> tuple[str, str | None]:
     return name, status.get("message") or None
 
 
-def _read_span(span: Any) -> SpanRecord:
+def _read_span(span: Any, scope: str = "") -> SpanRecord:
+    """One OTLP span; ``scope`` (another instrumentation's tracer name) joins its
+    attributes as ``otel.scope.name``, as the processor does."""
     if not isinstance(span, Mapping):
         raise _BadLine("a span is not an object")
     name = span.get("name")
@@ -147,6 +170,9 @@ def _read_span(span: Any) -> SpanRecord:
         )
         for event in span.get("events") or ()
     )
+    attributes = _read_attributes(span)
+    if scope and scope != _OWN_SCOPE:
+        attributes[attr.OTEL_SCOPE_NAME] = scope
     return SpanRecord(
         trace_id=str(_read_id(_get(span, "traceId", "trace_id"), 16, "traceId")),
         span_id=str(_read_id(_get(span, "spanId", "span_id"), 8, "spanId")),
@@ -158,7 +184,7 @@ def _read_span(span: Any) -> SpanRecord:
         end_ns=end_ns,
         status=status,
         status_message=message,
-        attributes=_read_attributes(span),
+        attributes=attributes,
         events=events,
     )
 
@@ -174,8 +200,10 @@ def _iter_spans(document: Any) -> Iterator[SpanRecord]:
         if scopes is None:  # the pre-1.0 name some old exporters still write
             scopes = _get(resource, "instrumentationLibrarySpans", "instrumentation_library_spans")
         for scope in scopes or ():
+            info = _get(scope, "scope", "scope") or scope.get("instrumentationLibrary") or {}
+            name = info.get("name") if isinstance(info, Mapping) else None
             for span in scope.get("spans") or ():
-                yield _read_span(span)
+                yield _read_span(span, name if isinstance(name, str) else "")
 
 
 def read_otlp_json(source: str | os.PathLike[str] | Iterable[str]) -> list[SpanRecord]:
@@ -208,4 +236,34 @@ def read_otlp_json(source: str | os.PathLike[str] | Iterable[str]) -> list[SpanR
             raise TraceFileError(f"{label}: line {number}: not JSON ({exc.msg})") from exc
         except (_BadLine, AttributeError, TypeError) as exc:
             raise TraceFileError(f"{label}: line {number}: not OTLP JSON: {exc}") from exc
+    return records
+
+
+def read_otlp_documents(documents: Iterable[Any]) -> list[SpanRecord]:
+    """Read parsed OTLP/JSON documents (``{"resourceSpans": ...}`` objects) into records.
+
+    Raises:
+        TraceFileError: a document is not OTLP JSON (the message names which one).
+    """
+    records: list[SpanRecord] = []
+    for number, document in enumerate(documents, start=1):
+        try:
+            records.extend(_iter_spans(document))
+        except (_BadLine, AttributeError, TypeError) as exc:
+            raise TraceFileError(f"document {number}: not OTLP JSON: {exc}") from exc
+    return records
+
+
+def read_otlp_spans(spans: Iterable[Any]) -> list[SpanRecord]:
+    """Read bare OTLP/JSON span objects (no resource or scope around them), e.g. Phoenix's export.
+
+    Raises:
+        TraceFileError: a span is malformed (the message names which one).
+    """
+    records: list[SpanRecord] = []
+    for number, span in enumerate(spans, start=1):
+        try:
+            records.append(_read_span(span))
+        except (_BadLine, AttributeError, TypeError) as exc:
+            raise TraceFileError(f"span {number}: not an OTLP span: {exc}") from exc
     return records

@@ -252,10 +252,13 @@ def test_sigterm_exits_143_and_still_writes_the_trace(
 
 
 def test_summary_line_names_file_nodes_and_errors(flow_xray: Cli) -> None:
-    """The last stderr line summarises the trace: file, nodes, errors, tokens, cost."""
+    """The last stderr line summarises the trace: file, nodes, failures, tokens, cost.
+
+    The one exception passes through both calls: one error, not two.
+    """
     proc = flow_xray("run", str(SCRIPTS / "crashes.py"))
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("flow-xray: wrote crashes_trace.html — 2 nodes, 2 errors, ")
+    assert last.startswith("flow-xray: wrote crashes_trace.html — 2 nodes, 1 error, ")
     assert last.endswith("0 tokens, cost unknown")
 
 

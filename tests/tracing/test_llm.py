@@ -82,6 +82,7 @@ def test_openai_chat_completion_object() -> None:
         output_tokens=40,
         operation="chat",
         from_response=True,
+        response_id="chatcmpl-1",
     )
 
 

@@ -1,0 +1,179 @@
+"""Read what other instrumentations write: chat messages and error details. No OpenTelemetry.
+
+Instrumentors record an LLM call's messages in one of three shapes; all become
+the node's ``inputs["messages"]`` / ``output["messages"]`` as
+``[{"role": ..., "content": ...}, ...]``:
+
+- GenAI conventions: ``gen_ai.input.messages`` / ``gen_ai.output.messages``, JSON
+  text of ``[{"role", "parts": [{"type": "text", "content"}]}]``;
+- OpenInference: ``llm.input_messages.{i}.message.role`` / ``.content`` (or
+  ``.contents.{j}.message_content.text``), ``llm.output_messages.…``;
+- OpenLLMetry: ``gen_ai.prompt.{i}.role`` / ``.content``, ``gen_ai.completion.{i}.…``.
+
+A failed span that carries no message and no exception event still says why:
+its ``error.type`` and ``http.response.status_code`` (``rate_limit_error: HTTP 429``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, MutableMapping, Sequence
+from typing import Any, Final
+
+from flow_xray import attributes as attr
+
+__all__ = ["clean_error_type", "error_text", "promote_messages"]
+
+_GENAI_IN: Final = "gen_ai.input.messages"
+_GENAI_OUT: Final = "gen_ai.output.messages"
+# (prefix, the key that shows the shape is present, index position, field separator)
+_FLAT_IN: Final = (
+    ("llm.input_messages.", "llm.input_messages.0.message.role"),
+    ("gen_ai.prompt.", "gen_ai.prompt.0.role"),
+)
+_FLAT_OUT: Final = (
+    ("llm.output_messages.", "llm.output_messages.0.message.role"),
+    ("gen_ai.completion.", "gen_ai.completion.0.role"),
+)
+_CLASS_REPR: Final = re.compile(r"^<class '([\w.]+)'>$")
+
+
+def clean_error_type(value: Any) -> str | None:
+    """An ``error.type`` / ``exception.type`` as a type name, or None when it names none.
+
+    ``<class 'openai.RateLimitError'>`` (as some instrumentations write it)
+    becomes ``openai.RateLimitError``; the semantic conventions' ``_OTHER``
+    and bare status codes are not type names.
+    """
+    if not isinstance(value, str) or not value or value == "_OTHER" or value.isdigit():
+        return None
+    match = _CLASS_REPR.match(value)
+    return match.group(1) if match else value
+
+
+def error_text(
+    status_message: str | None,
+    event_attributes: Mapping[str, Any] | None,
+    attributes: Mapping[str, Any],
+) -> str:
+    """``"Type: message"`` for a failed span, from its status, exception event and attributes."""
+    message = status_message or None
+    exc_type = None
+    if event_attributes is not None:
+        exc_type = clean_error_type(event_attributes.get(attr.EXCEPTION_TYPE))
+        if not message:
+            detail = event_attributes.get(attr.EXCEPTION_MESSAGE)
+            message = detail if isinstance(detail, str) and detail else None
+    exc_type = exc_type or clean_error_type(attributes.get(attr.ERROR_TYPE))
+    if message is None:
+        code = attributes.get("http.response.status_code")
+        http = f"HTTP {code}" if isinstance(code, (int, str)) and str(code).isdigit() else None
+        parts = [p for p in (exc_type, http) if p]
+        return ": ".join(parts) if parts else "error"
+    if exc_type:
+        short = exc_type.rpartition(".")[2]
+        if not (message.startswith(short) or message.startswith(exc_type)):
+            return f"{short}: {message}"
+    return message
+
+
+def promote_messages(
+    others: MutableMapping[str, Any], inputs: dict[str, Any], output: Any
+) -> tuple[dict[str, Any], Any]:
+    """Move message attributes out of ``others`` into ``inputs`` / ``output``.
+
+    ``inputs["messages"]`` is set unless the inputs already have messages;
+    ``output`` becomes ``{"messages": [...]}`` only when the span recorded no
+    output. The message attributes leave ``others`` once read.
+    """
+    incoming = _genai(others, _GENAI_IN) or _flat_any(others, _FLAT_IN)
+    outgoing = _genai(others, _GENAI_OUT) or _flat_any(others, _FLAT_OUT)
+    if incoming and "messages" not in inputs:
+        inputs = {**inputs, "messages": incoming}
+    if outgoing and output is None:
+        output = {"messages": outgoing}
+    return inputs, output
+
+
+def _genai(others: MutableMapping[str, Any], key: str) -> list[dict[str, Any]] | None:
+    raw = others.get(key)
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return None
+    if not isinstance(data, list):
+        return None
+    messages = [_genai_message(m) for m in data if isinstance(m, Mapping)]
+    del others[key]
+    return messages
+
+
+def _genai_message(message: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": message.get("role")}
+    parts = message.get("parts")
+    if isinstance(parts, list):
+        texts = [
+            str(p.get("content"))
+            for p in parts
+            if isinstance(p, Mapping) and p.get("type") == "text" and p.get("content") is not None
+        ]
+        if texts:
+            out["content"] = "\n".join(texts)
+        rest = [p for p in parts if not (isinstance(p, Mapping) and p.get("type") == "text")]
+        if rest:
+            out["parts"] = rest
+    elif "content" in message:
+        out["content"] = message["content"]
+    for key in ("name", "finish_reason"):
+        if message.get(key) is not None:
+            out[key] = message[key]
+    return out
+
+
+def _flat_any(
+    others: MutableMapping[str, Any], shapes: Sequence[tuple[str, str]]
+) -> list[dict[str, Any]] | None:
+    for prefix, marker in shapes:
+        if marker in others or marker.replace(".role", ".content") in others:
+            return _flat(others, prefix)
+    return None
+
+
+def _flat(others: MutableMapping[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """``prefix{i}.[message.]field[...]`` keys grouped into one dict per index ``i``."""
+    by_index: dict[int, dict[str, Any]] = {}
+    for key in [k for k in others if k.startswith(prefix)]:
+        index, _, rest = key[len(prefix) :].partition(".")
+        if not index.isdigit():
+            continue
+        value = others.pop(key)
+        rest = rest.removeprefix("message.")
+        message = by_index.setdefault(int(index), {})
+        if rest in ("role", "content", "name"):
+            message[rest] = value
+        elif rest.startswith("contents.") and rest.endswith(".text"):
+            message.setdefault("_texts", []).append(value)
+        elif rest.startswith("tool_calls."):
+            number, _, field = rest[len("tool_calls.") :].partition(".")
+            calls = message.setdefault("_calls", {})
+            calls.setdefault(number, {})[field.rpartition(".")[2]] = value
+        else:
+            message[rest] = value
+    messages = []
+    for position in sorted(by_index):
+        message = by_index[position]
+        texts = message.pop("_texts", None)
+        if texts and "content" not in message:
+            message["content"] = "\n".join(str(t) for t in texts)
+        calls = message.pop("_calls", None)
+        if calls:
+            message["tool_calls"] = [calls[k] for k in sorted(calls, key=_as_int)]
+        messages.append(message)
+    return messages
+
+
+def _as_int(text: str) -> int:
+    return int(text) if text.isdigit() else 0

@@ -37,7 +37,7 @@ def exported(
         import openai  # noqa: F401
         from openinference.instrumentation.openai import OpenAIInstrumentor  # noqa: F401
     except ImportError:
-        e2e_missing("openai / openinference-instrumentation-openai not installed (.[llm])")
+        e2e_missing("openai / openinference-instrumentation-openai not installed (.[e2e])")
     server = RunningServer()
     try:
         run = run_app(

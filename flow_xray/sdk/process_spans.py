@@ -19,6 +19,7 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from flow_xray import attributes as attr
+from flow_xray.tracing.state import TRACER_NAME
 from flow_xray.tree.spans import EventRecord, SpanRecord
 
 logger = logging.getLogger("flow_xray")
@@ -83,13 +84,20 @@ def message_parts(message: Any) -> tuple[tuple[str, ...], Wire] | None:
 
 
 def to_record(pid: int, wire: Wire) -> SpanRecord | None:
-    """The span as the tree reads it, with ``process.pid``; unfinished ones marked incomplete."""
+    """The span as the tree reads it, with ``process.pid``; unfinished ones marked incomplete.
+
+    Another instrumentation's span keeps its tracer name as ``otel.scope.name``,
+    as the processor records it for this process's spans.
+    """
     try:
         trace_id, span_id, parent_id, name, start, end, status, message, attrs, events = wire[:10]
+        scope = wire[11] if len(wire) > 11 else None
         attributes = dict(attrs)
         attributes[attr.PROCESS_PID] = pid
         if end is None:
             attributes[attr.INCOMPLETE] = True
+        if isinstance(scope, str) and scope and scope != TRACER_NAME:
+            attributes[attr.OTEL_SCOPE_NAME] = scope
         return SpanRecord(
             trace_id=format(trace_id, "032x"),
             span_id=format(span_id, "016x"),

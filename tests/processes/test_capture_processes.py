@@ -84,6 +84,29 @@ def test_subprocess_outside_a_traced_call_joins_a_context_capture() -> None:
     assert (node.name, node.inputs, node.output) == ("square", {"x": 7}, 49)
 
 
+def test_child_using_only_opentelemetry_joins_when_it_sets_a_provider() -> None:
+    """A child that never imports flow-xray but sets a global SDK provider is collected."""
+    code = (
+        "from opentelemetry import trace\n"
+        "from opentelemetry.sdk.trace import TracerProvider\n"
+        "trace.set_tracer_provider(TracerProvider())\n"
+        "with trace.get_tracer('my.library').start_as_current_span('library call'):\n"
+        "    pass\n"
+    )
+
+    @trace
+    def start_child() -> None:
+        _child_python(code)
+
+    with trace.capture(processes=True) as result:
+        start_child()
+    [root] = result.roots
+    [call] = root.children
+    assert call.name == "library call"
+    assert call.attributes["otel.scope.name"] == "my.library"
+    assert call.pid not in (None, root.pid)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/net/unix")
 def test_nothing_is_left_behind_after_the_capture() -> None:
     """After the block: the environment is as before, the listener and its thread are gone."""

@@ -76,6 +76,9 @@ DUP_INPUT_TOKENS: Final = "flow_xray.usage.input_tokens"
 DUP_OUTPUT_TOKENS: Final = "flow_xray.usage.output_tokens"
 INCOMPLETE: Final = "flow_xray.incomplete"
 
+# --- process (OpenTelemetry semantic conventions) ----------------------------
+PROCESS_PID: Final = "process.pid"
+
 # Read order when several families carry the same fact: first present wins.
 READ_MODEL: Final = (GEN_AI_RESPONSE_MODEL, GEN_AI_REQUEST_MODEL, LLM_MODEL_NAME, DUP_MODEL)
 READ_PROMPT_TOKENS: Final = (

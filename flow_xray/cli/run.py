@@ -201,6 +201,10 @@ def run(
         sys.excepthook(type(crash), crash, crash.__traceback__)
     elif outcome.exit_message is not None:
         click.echo(outcome.exit_message, err=True)
+    if outcome.forked:
+        # A child the script forked finished it: its calls went to the parent,
+        # which writes the trace; writing here would overwrite the parent's.
+        return outcome.exit_code
 
     result = outcome.result
     name = target.name if target.kind == "module" else os.path.basename(target.path)

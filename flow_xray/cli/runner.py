@@ -6,7 +6,10 @@ runs the way ``python script.py`` / ``python -m module`` would run it (via
 script and its arguments, and the script's folder (the working directory for a
 module) is first on ``sys.path``; both, and the working directory, are restored
 afterwards. Every span the process starts while it runs, in any thread, is
-collected. ``os._exit`` ends the process on the spot, so no trace is written.
+collected, and so is every span of the Python processes it starts (see
+`flow_xray.sdk.processes`). The run continues the call named by an incoming
+``TRACEPARENT`` / ``TRACESTATE``, as a service that starts the script would
+pass it. ``os._exit`` ends the process on the spot, so no trace is written.
 
 Example::
 
@@ -27,11 +30,11 @@ import signal
 import sys
 import threading
 import tokenize
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, Final
 
 from flow_xray.errors import ScriptError, ScriptFailed, Terminated
 from flow_xray.tree.model import TraceResult
@@ -78,13 +81,16 @@ class RunOutcome:
     uncaught exception, ``n`` for ``sys.exit(n)``, 130 after Ctrl-C.
     ``exception`` is the uncaught exception (``KeyboardInterrupt`` included),
     its traceback trimmed to start at the user's code; ``exit_message`` is the
-    text of ``sys.exit("text")``.
+    text of ``sys.exit("text")``. ``forked`` is True in a child the script
+    forked that went on to finish it: its calls are in the parent's trace,
+    and its (empty) ``result`` must not be written over the parent's.
     """
 
     result: TraceResult
     exit_code: int
     exception: BaseException | None = field(default=None, compare=False)
     exit_message: str | None = None
+    forked: bool = False
 
     @property
     def interrupted(self) -> bool:
@@ -130,7 +136,11 @@ def resolve_module(name: str, args: Sequence[str] = ()) -> Target:
 
 
 def run_target(
-    target: Target, *, all_threads: bool = True, max_spans: int | None = None
+    target: Target,
+    *,
+    all_threads: bool = True,
+    max_spans: int | None = None,
+    processes: bool = True,
 ) -> RunOutcome:
     """Run ``target`` as ``__main__`` inside ``trace.capture`` and return how it ended.
 
@@ -141,31 +151,48 @@ def run_target(
     first the ``threading`` exit hooks run (they stop idle `concurrent.futures`
     workers, so an executor the target never shut down does not block forever;
     afterwards this process's executors accept no new work), then the threads
-    are joined. ``max_spans`` caps the trace as ``trace.capture(max_spans=)`` does.
+    are joined, and then non-daemon ``multiprocessing`` children (Python
+    waits for those at exit too; their calls belong to the run). ``max_spans``
+    caps the trace as ``trace.capture(max_spans=)`` does; with ``processes``
+    (the default) child processes' calls are collected.
     """
     from flow_xray.tracing.api import trace  # the tracing core loads only when something runs
+    from flow_xray.tracing.propagation import attached, environ_carrier
 
+    pid = os.getpid()
     before = set(threading.enumerate())
     exception: BaseException | None = None
     exit_message: str | None = None
     exit_code = 0
     with (
-        trace.capture(all_threads=all_threads, max_spans=max_spans) as result,
+        trace.capture(all_threads=all_threads, max_spans=max_spans, processes=processes) as result,
         _working_dir_restored(),
         _sigterm_as_exit(),
         _exec_reported(),
+        attached(environ_carrier()),
     ):
         try:
             try:
                 _execute(target)
             finally:
                 _join_new_threads(before)
+                _join_child_processes()
         except SystemExit as exc:
             exit_code, exit_message = _exit_status(exc.code)
         except BaseException as exc:  # the script's exception is reported, not raised
             exception = _trim_chain(exc)
             exit_code = INTERRUPTED_EXIT_CODE if isinstance(exc, KeyboardInterrupt) else 1
-    return RunOutcome(result, exit_code, exception, exit_message)
+    return RunOutcome(result, exit_code, exception, exit_message, forked=os.getpid() != pid)
+
+
+def _join_child_processes() -> None:
+    """Wait for the non-daemon ``multiprocessing`` children, as Python does at exit."""
+    multiprocessing = sys.modules.get("multiprocessing")
+    if multiprocessing is None:
+        return
+    for child in multiprocessing.active_children():
+        if not child.daemon:
+            child.join()
 
 
 EXEC_MESSAGE = (
@@ -183,14 +210,16 @@ def _exec_reported() -> Iterator[None]:
     trace afterwards. One line on stderr tells the user why no file appears.
     """
     originals = {name: getattr(os, name) for name in ("execv", "execve") if hasattr(os, name)}
+    run_pid = os.getpid()
 
     def reporting(name: str) -> Any:
         original = originals[name]
 
         def exec_and_report(*args: Any, **kwargs: Any) -> Any:
-            with suppress(Exception):
-                sys.stderr.write(EXEC_MESSAGE.format(name=name) + "\n")
-                sys.stderr.flush()
+            if os.getpid() == run_pid:  # a forked child that execs loses no trace
+                with suppress(Exception):
+                    sys.stderr.write(EXEC_MESSAGE.format(name=name) + "\n")
+                    sys.stderr.flush()
             return original(*args, **kwargs)
 
         return exec_and_report
@@ -211,7 +240,15 @@ def _sigterm_as_exit() -> Iterator[None]:
     Only when SIGTERM has its default action (which would kill the process on
     the spot) and only from the main thread, where signal handlers live; a
     handler the script installs itself wins. The default is restored afterwards.
+
+    A process forked meanwhile (a ``multiprocessing`` worker, say) is not the
+    run: it starts with the default action back, as under plain Python. A
+    Python-level handler there could lose the signal (CPython drops one that
+    lands while the child is still inside ``fork``) and leave a worker that
+    `Pool.terminate` waits for forever; so SIGTERM is blocked across each fork
+    and the child unblocks it only once the default action is back.
     """
+    global _handler
     if (
         threading.current_thread() is not threading.main_thread()
         or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
@@ -223,10 +260,47 @@ def _sigterm_as_exit() -> Iterator[None]:
         raise Terminated(TERMINATED_EXIT_CODE)
 
     signal.signal(signal.SIGTERM, terminate)
+    _handler = (os.getpid(), terminate)
     try:
         yield
     finally:
+        _handler = None
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+# (pid of the run, its SIGTERM handler) while `_sigterm_as_exit` is in effect.
+_handler: tuple[int, Callable[[int, Any], None]] | None = None
+_TERM: Final = {signal.SIGTERM}
+_forking = threading.local()  # per forking thread: whether SIGTERM was blocked for this fork
+
+
+def _block_sigterm_for_fork() -> None:
+    _forking.blocked = _handler is not None and _handler[0] == os.getpid()
+    if _forking.blocked:
+        signal.pthread_sigmask(signal.SIG_BLOCK, _TERM)
+
+
+def _unblock_sigterm_in_parent() -> None:
+    if getattr(_forking, "blocked", False):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _TERM)
+
+
+def _default_sigterm_in_child() -> None:
+    global _handler
+    if not getattr(_forking, "blocked", False):
+        return
+    if _handler is not None and signal.getsignal(signal.SIGTERM) is _handler[1]:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _handler = None
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _TERM)  # a SIGTERM sent meanwhile acts now
+
+
+if hasattr(os, "register_at_fork") and hasattr(signal, "pthread_sigmask"):
+    os.register_at_fork(
+        before=_block_sigterm_for_fork,
+        after_in_parent=_unblock_sigterm_in_parent,
+        after_in_child=_default_sigterm_in_child,
+    )
 
 
 def run_for_namespace(target: Target, run_name: str = "__flow_xray_script__") -> dict[str, Any]:

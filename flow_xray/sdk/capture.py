@@ -5,7 +5,8 @@ collecting processor is added to it. With no SDK provider global, flow-xray
 registers a private provider (never made global) with
 `flow_xray.tracing.state`, which gives its tracer to ``@trace`` inside captures
 only; and it asks to be told about a provider set globally while a capture is
-open, so that one is joined too.
+open, so that one is joined too. With ``processes=True`` the spans of child
+processes started inside the block join it (`flow_xray.sdk.processes`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import logging
 import threading
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace as trace_api
 from opentelemetry.sdk.trace import TracerProvider
@@ -26,6 +27,9 @@ from flow_xray.sdk.processor import Collector, attach, get_processor
 from flow_xray.tracing import state
 from flow_xray.tree.build import build_result
 from flow_xray.tree.model import TraceResult
+
+if TYPE_CHECKING:
+    from flow_xray.sdk.processes import ProcessCollection
 
 logger = logging.getLogger("flow_xray")
 
@@ -53,20 +57,34 @@ state.set_join_hook(attach)
 class Capture:
     """Context manager collecting every span started inside it (see ``trace.capture``)."""
 
-    def __init__(self, all_threads: bool = False, max_spans: int | None = None) -> None:
+    def __init__(
+        self, all_threads: bool = False, max_spans: int | None = None, processes: bool = False
+    ) -> None:
         if max_spans is not None and (type(max_spans) is not int or max_spans < 1):
             raise ConfigurationError(f"max_spans must be a positive int or None, got {max_spans!r}")
         self.all_threads = all_threads
         self.max_spans = max_spans
+        self.processes = processes
         self.result = TraceResult()
         self._collector: Collector | None = None
         self._token: Any = None
+        self._children: ProcessCollection | None = None
 
     def __enter__(self) -> TraceResult:
         ensure_collecting()
         self._collector, self._token = get_processor().open_capture(
             self.all_threads, self.max_spans
         )
+        if self.processes:
+            from flow_xray.sdk.processes import ProcessCollection
+
+            children = ProcessCollection(self.all_threads)
+            try:
+                children.open(self._collector)
+                self._children = children
+            except Exception:
+                # Child processes then go untraced; the block itself still is.
+                logger.warning("flow-xray could not collect child processes", exc_info=True)
         return self.result
 
     def __exit__(
@@ -78,9 +96,13 @@ class Capture:
         if self._collector is None:
             return
         collector, self._collector = self._collector, None
+        children, self._children = self._children, None
         try:
             records = get_processor().close_capture(collector, self._token)
+            merged = children.close(records) if children is not None else False
             built = build_result(records)
+            if merged and children is not None:
+                children.stamp_pids(built)
             self.result.roots, self.result.dropped_spans = built.roots, built.dropped_spans
         except Exception:
             # Raising here would replace the block's own exception, or fail a
@@ -90,7 +112,9 @@ class Capture:
             self.result.exception = exc
 
 
-def capture(all_threads: bool = False, max_spans: int | None = None) -> Capture:
+def capture(
+    all_threads: bool = False, max_spans: int | None = None, processes: bool = False
+) -> Capture:
     """Collect the spans started in this context into a `TraceResult`, filled on exit.
 
     Spans of other instrumentations are collected too when they go through an
@@ -107,6 +131,15 @@ def capture(all_threads: bool = False, max_spans: int | None = None) -> Capture:
     under its nearest kept ancestor, and ``result.dropped_spans`` (also in
     the totals and the viewer's header) says how many calls were left out.
 
+    With ``processes=True`` calls made in Python child processes started in
+    the block join it too, under the call that started them, each node with
+    its ``pid``: ``subprocess`` (nested too), ``multiprocessing`` with any
+    start method, ``multiprocessing.Pool`` and ``ProcessPoolExecutor`` (tasks
+    sit under the call that submitted them), and ``os.fork()``. A child that
+    crashes or is killed loses only its unfinished calls, shown incomplete.
+    A forked child never reports the parent's spans. See
+    `flow_xray.sdk.processes` for how, and for what is not collected.
+
     Raises:
         ConfigurationError: ``max_spans`` is not a positive int or None.
 
@@ -115,8 +148,12 @@ def capture(all_threads: bool = False, max_spans: int | None = None) -> Capture:
         with trace.capture() as result:
             agent("What is 2 + 2?")
         print(result.totals.summary())
+
+        with trace.capture(processes=True) as result:
+            with multiprocessing.Pool(4) as pool:
+                pool.map(score, rows)
     """
-    return Capture(all_threads, max_spans)
+    return Capture(all_threads, max_spans, processes)
 
 
 def run(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> TraceResult:

@@ -19,6 +19,7 @@ import os
 import re
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -318,10 +319,11 @@ class CountingBatchSpanProcessor(BatchSpanProcessor, _LogSink):
         self._count_lock = threading.Lock()
         self._warned_full = False
         self.submitted = 0
+        self.abandoned = False
 
     def on_end(self, span: ReadableSpan) -> None:
         """Count, then enqueue (a full queue drops the span; the count makes that visible)."""
-        if span.context is None or not span.context.trace_flags.sampled:
+        if self.abandoned or span.context is None or not span.context.trace_flags.sampled:
             return
         with self._count_lock:
             self.submitted += 1
@@ -377,6 +379,30 @@ class ExportPipeline:
         self.key = key
         self.exporter = LossCountingExporter(exporter)
         self.processor = CountingBatchSpanProcessor(self.exporter, key[1], max_queue_size)
+        if hasattr(os, "register_at_fork"):
+            reset = weakref.WeakMethod(self._restart_counts)
+            os.register_at_fork(after_in_child=lambda: (method := reset()) and method())
+
+    def _restart_counts(self) -> None:
+        """In a forked child: the SDK empties the inherited queue, so count from zero.
+
+        The parent's counts stay the parent's; kept here they would report the
+        parent's queued spans as lost when the child exits.
+        """
+        self.processor.submitted = 0
+        self.processor._count_lock = threading.Lock()
+        self.exporter.exported = 0
+        self.exporter._lock = threading.Lock()
+
+    def abandon(self) -> None:
+        """Export nothing more from this process, without flushing or closing anything.
+
+        For a forked child's copy of a pipeline whose parent still owns the
+        real one (and exports the child's spans itself): flushing or closing
+        here would send the parent's queue twice or report it as lost.
+        """
+        self.processor.abandoned = True
+        self.exporter._closed = True
 
     @property
     def lost(self) -> int:

@@ -11,15 +11,21 @@ A span belongs to every capture active in the context that started it
 (``trace.capture(all_threads=True)``); that registry is owned by
 `flow_xray.tracing.state`. Spans of other instrumentations are collected the
 same way as ours.
+
+A collector can also stream instead of keeping: one with a `SpanSink` hands
+each span to the sink as it starts and as it ends (a child process sends its
+spans to the parent this way, see `flow_xray.sdk.processes`). After
+``os.fork()`` the child forgets every span and capture it inherited.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import weakref
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
@@ -33,6 +39,16 @@ from flow_xray.tree.spans import EventRecord, SpanRecord, SpanStore
 logger = logging.getLogger("flow_xray")
 
 
+class SpanSink(Protocol):
+    """Where a streaming collector sends its spans; both calls must be quick and never raise."""
+
+    def started(self, span: ReadableSpan) -> None:
+        """A span began (its attributes so far)."""
+
+    def ended(self, span: ReadableSpan) -> None:
+        """A span that `started` here ended."""
+
+
 class Collector:
     """The spans of one capture: finished records and still-open spans.
 
@@ -40,14 +56,18 @@ class Collector:
     open (an asyncio task, a `propagate`d callable, a background thread) can
     outlive it; spans started there must not pile up in a collector nobody reads.
     ``max_spans`` bounds what ``finished`` keeps (see `SpanStore`).
+    ``process_tag`` names a ``processes=True`` capture to other processes;
+    ``sink``, when set, receives the spans instead of this collector keeping them.
     """
 
-    __slots__ = ("__weakref__", "closed", "finished", "open")
+    __slots__ = ("__weakref__", "closed", "finished", "open", "process_tag", "sink")
 
-    def __init__(self, max_spans: int | None = None) -> None:
+    def __init__(self, max_spans: int | None = None, sink: SpanSink | None = None) -> None:
         self.finished = SpanStore(max_spans)
         self.open: dict[int, ReadableSpan] = {}
         self.closed = False
+        self.process_tag: str | None = None
+        self.sink = sink
 
 
 def to_record(span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
@@ -173,7 +193,11 @@ class FlowXrayProcessor(SpanProcessor):
                         break
                 self._members[span_id] = collectors
                 for collector in collectors:
-                    collector.open[span_id] = span
+                    if collector.sink is None:
+                        collector.open[span_id] = span
+            for collector in collectors:
+                if collector.sink is not None:
+                    collector.sink.started(span)
         except Exception:
             logger.debug("flow-xray processor: on_start failed", exc_info=True)
 
@@ -193,7 +217,11 @@ class FlowXrayProcessor(SpanProcessor):
                 stores = [c.finished for c in collectors if c.open.pop(span_id, None) is not None]
                 # Added under the lock: `close_capture` reads a store only after
                 # taking it, so no row lands in a store being read.
-                _add_finished(stores, span)
+                if stores:
+                    _add_finished(stores, span)
+            for collector in collectors:
+                if collector.sink is not None and not collector.closed:
+                    collector.sink.ended(span)
         except Exception:
             logger.debug("flow-xray processor: on_end failed", exc_info=True)
 
@@ -207,13 +235,16 @@ class FlowXrayProcessor(SpanProcessor):
     # --- captures -----------------------------------------------------------
 
     def open_capture(
-        self, all_threads: bool = False, max_spans: int | None = None
+        self,
+        all_threads: bool = False,
+        max_spans: int | None = None,
+        sink: SpanSink | None = None,
     ) -> tuple[Collector, Any]:
-        """Start collecting (at most about ``max_spans``, see `SpanStore`).
+        """Start collecting (at most about ``max_spans``, see `SpanStore`; into ``sink`` if given).
 
         Returns the collector and a token for `close_capture`.
         """
-        collector = Collector(max_spans)
+        collector = Collector(max_spans, sink)
         return collector, state.open_capture(collector, all_threads)
 
     def close_capture(self, collector: Collector, token: Any) -> SpanStore:
@@ -241,8 +272,15 @@ class FlowXrayProcessor(SpanProcessor):
                 logger.debug("flow-xray processor: snapshot of an open span failed", exc_info=True)
         return finished.seal()
 
+    def forget_after_fork(self) -> None:
+        """In a forked child: the spans open at the fork are the parent's; never report them."""
+        self._lock = threading.Lock()  # another thread may have held it at the fork
+        self._members = {}
+
 
 _PROCESSOR = FlowXrayProcessor()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_PROCESSOR.forget_after_fork)
 _attached: weakref.WeakSet[Any] = weakref.WeakSet()
 _attach_lock = threading.Lock()
 

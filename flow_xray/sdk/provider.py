@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 from opentelemetry import trace as trace_api
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.sampling import ParentBased, Sampler, TraceIdRatioBased
 
 from flow_xray.errors import ConfigurationError
@@ -309,6 +309,35 @@ def shutdown(timeout_s: float | None = None) -> None:
         _pipelines.clear()
         _timeout_s = None
     close_all(pipelines, budget, CLOSE_MARGIN_S)
+
+
+def export_processors() -> list[tuple[Resource, SpanProcessor]]:
+    """Every export processor `configure` added, with its provider's resource.
+
+    Spans recorded in child processes reach the exporters through these
+    (see `flow_xray.sdk.processes`), with the parent's resource.
+    """
+    with _lock:
+        return [
+            (provider.resource, pipeline.processor)
+            for provider, pipelines in _pipelines.items()
+            for pipeline in pipelines.values()
+        ]
+
+
+def leave_export_to_parent() -> None:
+    """In a forked child whose spans the parent exports: export nothing from this process.
+
+    The child's copies of the exporters would send its spans a second time,
+    and their counts (the parent's) would report the parent's queue as lost.
+    """
+    global _lock, _timeout_s
+    _lock = threading.RLock()  # another thread may have held it at the fork
+    pipelines = [p for pipelines in _pipelines.values() for p in pipelines.values()]
+    _pipelines.clear()
+    _timeout_s = None
+    for pipeline in pipelines:
+        pipeline.abandon()
 
 
 def _budget(timeout_s: float | None) -> float:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextvars
 import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
@@ -13,6 +12,7 @@ from flow_xray import attributes as attr
 from flow_xray.llm.usage import Usage, make_usage
 from flow_xray.tracing.decorator import wrap
 from flow_xray.tracing.options import TraceOptions
+from flow_xray.tracing.propagation import propagate
 from flow_xray.tracing.recording import contained, record_usage, user_attributes
 
 if TYPE_CHECKING:
@@ -42,25 +42,6 @@ def _on_current_span(build: Callable[P, Usage]) -> Callable[P, None]:
         record_usage(span, usage)
 
     return record
-
-
-def propagate(fn: Callable[P, R]) -> Callable[P, R]:
-    """Wrap ``fn`` to run in the caller's context, wherever it is called.
-
-    Use it when handing work to a thread pool, so spans started there get the
-    right parent and land in the right capture::
-
-        with ThreadPoolExecutor() as pool:
-            pool.map(propagate(fetch), urls)
-    """
-    context = contextvars.copy_context()
-
-    @functools.wraps(fn)
-    def in_context(*args: P.args, **kwargs: P.kwargs) -> R:
-        # One Context cannot be entered by two threads at once: run in a copy.
-        return context.copy().run(fn, *args, **kwargs)
-
-    return in_context
 
 
 _META_USAGE_KEYS = (
@@ -189,11 +170,13 @@ class Trace:
     # needs an SDK processor, so `flow_xray.sdk` loads when a capture is asked for.
 
     @staticmethod
-    def capture(all_threads: bool = False, max_spans: int | None = None) -> Capture:
+    def capture(
+        all_threads: bool = False, max_spans: int | None = None, processes: bool = False
+    ) -> Capture:
         """See `flow_xray.sdk.capture.capture`."""
         from flow_xray.sdk.capture import capture
 
-        return capture(all_threads, max_spans)
+        return capture(all_threads, max_spans, processes)
 
     @staticmethod
     def run(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> TraceResult:

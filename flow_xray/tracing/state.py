@@ -109,6 +109,27 @@ def close_capture(listener: Listener, token: contextvars.Token[Any] | None) -> b
     return True
 
 
+def forget_after_fork() -> None:
+    """In a forked child: the captures open at the fork are the parent's, so close them here.
+
+    Their spans so far are the parent's to report; a child that kept
+    collecting into its copies would report them a second time. Registered
+    with `os.register_at_fork`; a processes capture's child side opens its
+    own capture again afterwards (see `flow_xray.sdk.processes`).
+    """
+    global _process_wide, _open_count, _lock
+    _lock = threading.Lock()  # another thread may have held it at the fork
+    for listener in (*_ACTIVE.get(), *_process_wide):
+        listener.closed = True
+    _ACTIVE.set(())
+    _process_wide = ()
+    _open_count = 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=forget_after_fork)
+
+
 # --- which tracer -------------------------------------------------------------
 
 _fallback: object | None = None  # a TracerProvider, registered by the SDK side

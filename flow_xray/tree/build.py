@@ -164,6 +164,7 @@ def to_node(record: SpanRecord, origin_ns: int) -> TraceNode:
         trace_id=record.trace_id,
         span_id=record.span_id,
         parent_id=record.parent_id,
+        pid=_pid(attrs.get(attr.PROCESS_PID)),
         meta=_usage_meta(consumed) | meta_keys if _has_usage(consumed) else meta_keys,
         attributes=others,
         events=[
@@ -296,6 +297,15 @@ def _first_int(attrs: Mapping[str, Any], keys: Iterable[str]) -> int | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return None
+
+
+def _pid(value: Any) -> int | None:
+    """``process.pid`` as an int (OTLP JSON readers may give it as text)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
     if isinstance(value, str) and value.isdigit():
         return int(value)
     return None

@@ -34,6 +34,7 @@ class TraceNode:
     generator closed before exhaustion. ``meta`` holds ``model``,
     ``prompt_tokens``, ``completion_tokens``, ``total_tokens``,
     ``estimated_cost_usd`` (each only when known) plus ``trace.annotate`` keys.
+    ``pid`` is the process that ran the call, when the trace spans processes.
 
     The accounting fields are derived from the whole tree (see
     `flow_xray.tree.accounting`): ``usage_counted`` is None when the node
@@ -58,6 +59,7 @@ class TraceNode:
     trace_id: str = ""
     span_id: str = ""
     parent_id: str | None = None
+    pid: int | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     attributes: dict[str, Any] = field(default_factory=dict)
     events: list[dict[str, Any]] = field(default_factory=list)
@@ -173,6 +175,7 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "trace_id": (str,),
     "span_id": (str,),
     "parent_id": (str, type(None)),
+    "pid": (int, type(None)),
     "meta": (dict,),
     "attributes": (dict,),
     "events": (list,),

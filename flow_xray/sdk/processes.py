@@ -1,0 +1,402 @@
+"""One trace across processes: child processes' spans join the capture that started them.
+
+``trace.capture(processes=True)`` (and ``flow-xray run``, always) makes this
+process the *parent*. While such a capture is open:
+
+- a private channel listens (`flow_xray.sdk.process_channel`), and the
+  process environment gets ``FLOW_XRAY_CHANNEL`` (its address and token) and
+  a ``PYTHONPATH`` entry for the bootstrap folder, whose ``sitecustomize``
+  runs in every Python child: it waits for the child to import flow-xray or
+  set an OpenTelemetry provider, then calls `start_child`, and runs the
+  ``sitecustomize`` it shadows, so the user's own still runs. Both variables
+  are restored when the last processes capture closes; nothing is written to
+  disk and nothing outside the process changes;
+- the hooks of `flow_xray.sdk.process_hooks` hand the current call to work
+  leaving for another process (``subprocess``, ``multiprocessing``, process
+  pools), so the child's spans have the right parent;
+- a *child* collects every span it starts, in any thread, and sends each
+  one to the parent as it starts and again as it ends, one frame each: a
+  child that crashes or is killed loses only its unfinished spans, and the
+  parent shows those as incomplete. Grandchildren talk to the same parent.
+
+When the capture closes, the parent merges the spans that belong to it:
+every child span for a process-wide capture (``all_threads=True``), else the
+spans started under the capture's tag (which travels with the carrier, so
+work handed over outside any traced call is found too). Every node then has
+a ``process.pid`` attribute (`TraceNode.pid`). Child spans that ended are
+also handed to the exporters `configure` set up, with the parent's resource
+plus ``process.pid``: an OTLP backend sees one trace across processes.
+
+Fork: a forked child forgets the captures and spans it inherited (the
+parent reports them; see `flow_xray.tracing.state`), closes its copies of
+the channel, and, when the parent was collecting processes, becomes a child
+that sends its own spans to it and exports nothing itself.
+
+Not collected: children started with ``python -I``, ``-E`` or ``-S`` (they
+ignore ``PYTHONPATH`` or ``sitecustomize``), and Pythons without flow-xray.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from opentelemetry.sdk.trace import ReadableSpan
+
+from flow_xray import attributes as attr
+from flow_xray.sdk import process_hooks
+from flow_xray.sdk.process_channel import CHANNEL_ENV, Address, Client, Frame, Hub, decode, encode
+from flow_xray.sdk.process_spans import (
+    message_parts,
+    pid_resource,
+    plain,
+    to_readable,
+    to_record,
+    to_wire,
+)
+from flow_xray.sdk.processor import Collector, get_processor
+from flow_xray.tracing import propagation
+from flow_xray.tree.model import TraceResult
+from flow_xray.tree.spans import SpanStore
+
+logger = logging.getLogger("flow_xray")
+
+BOOTSTRAP_DIR: Final = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bootstrap")
+_START: Final = 1
+_END: Final = 2
+
+
+@dataclass(slots=True)
+class _Entry:
+    """A child span as the parent last heard of it.
+
+    ``start`` is the undecoded start frame, decoded (into ``tags`` and
+    ``wire``) only if no end frame replaces it.
+    """
+
+    seq: int  # arrival order
+    pid: int
+    start: bytes | None = None
+    tags: tuple[str, ...] = ()
+    wire: tuple[Any, ...] = ()
+    ended: bool = False
+    exported: bool = False
+
+    def settle(self) -> bool:
+        """Decode the start frame if that is all there is; False when unreadable."""
+        if not self.wire and self.start is not None:
+            message, self.start = decode(self.start), None
+            self.tags, self.wire = message_parts(message) or ((), ())
+        return bool(self.wire)
+
+
+class _Parent:
+    """The channel shared by every processes capture open in this process."""
+
+    def __init__(self) -> None:
+        self.hub: Hub | None = None
+        self.users = 0
+        self.entries: dict[int, _Entry] = {}
+        self.seq = 0
+        self.tags = 0
+        self.saved_env: dict[str, str | None] = {}
+        self.set_env: dict[str, str] = {}
+
+
+_lock = threading.Lock()
+_parent = _Parent()
+_child: _Child | None = None
+
+
+def _active() -> bool:
+    return _parent.hub is not None or _child is not None
+
+
+def _channel_env() -> dict[str, str]:
+    if _parent.hub is not None:
+        address = _parent.hub.address
+    elif _child is not None:
+        address = _child.client.address
+    else:
+        return {}
+    return {CHANNEL_ENV: str(address), "PYTHONPATH": BOOTSTRAP_DIR}
+
+
+# --- the parent side -----------------------------------------------------------
+
+
+class ProcessCollection:
+    """The processes part of one capture: `open` with its collector, `close` with its records."""
+
+    def __init__(self, all_threads: bool) -> None:
+        self.all_threads = all_threads
+        self._pid = os.getpid()
+        self._since = 0
+        self._tag: str | None = None
+        self._joined = False
+
+    def open(self, collector: Collector) -> None:
+        """Start listening for child processes (or join the channel already listening)."""
+        with _lock:
+            if _child is not None:
+                return  # a child's processes capture: its children report to our parent
+            hub = _parent.hub or _start_parent()
+            _parent.users += 1
+            self._joined = True
+            _absorb(hub.drain())
+            self._since = _parent.seq
+            if not self.all_threads:  # a process-wide capture takes every child span anyway
+                _parent.tags += 1
+                self._tag = f"c{_parent.tags}"
+                collector.process_tag = self._tag
+
+    def close(self, store: SpanStore) -> bool:
+        """Add the child spans that belong to this capture to ``store``; False if there were none.
+
+        The store is the capture's own (`FlowXrayProcessor.close_capture`).
+        """
+        if not self._joined or self._pid != os.getpid():
+            return False  # forked after the capture opened: the parent merges
+        self._joined = False
+        with _lock:
+            hub = _parent.hub
+            if hub is None:
+                return False
+            _absorb(hub.drain())
+            mine = [
+                entry
+                for entry in _parent.entries.values()
+                if entry.settle()
+                and (entry.seq >= self._since if self.all_threads else self._tag in entry.tags)
+            ]
+            _export_pending()
+            _parent.users -= 1
+            if _parent.users == 0:
+                _stop_parent()
+        added = False
+        for entry in sorted(mine, key=lambda e: e.seq):
+            record = to_record(entry.pid, entry.wire)
+            if record is not None:
+                store.append(record)
+                added = True
+        store.seal()  # with max_spans, appended records wait in the tail until sealed
+        return added
+
+    @staticmethod
+    def stamp_pids(result: TraceResult) -> None:
+        """Give this process's nodes their pid too, once the trace spans processes."""
+        pid = os.getpid()
+        for node in result:
+            if node.pid is None:
+                node.pid = pid
+                node.attributes[attr.PROCESS_PID] = pid
+
+
+def _start_parent() -> Hub:
+    process_hooks.install(_active, _channel_env)
+    hub = Hub()
+    _parent.hub = hub
+    values = {
+        CHANNEL_ENV: str(hub.address),
+        "PYTHONPATH": process_hooks.prepend_path(BOOTSTRAP_DIR, os.environ.get("PYTHONPATH")),
+    }
+    _parent.saved_env = {name: os.environ.get(name) for name in values}
+    _parent.set_env = values
+    os.environ.update(values)
+    return hub
+
+
+def _stop_parent() -> None:
+    hub, _parent.hub = _parent.hub, None
+    if hub is not None:
+        _absorb(hub.close())
+    _export_pending()
+    _parent.entries = {}
+    for name, value in _parent.set_env.items():
+        current = os.environ.get(name)
+        saved = _parent.saved_env.get(name)
+        if current != value and name == "PYTHONPATH" and current:
+            # The program changed PYTHONPATH meanwhile: keep its change, drop our entry.
+            saved = os.pathsep.join(p for p in current.split(os.pathsep) if p != BOOTSTRAP_DIR)
+        elif current != value:
+            continue  # the program set its own value: leave it
+        if saved is None or saved == "":
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = saved
+    _parent.set_env = {}
+
+
+def _absorb(frames: Iterable[Frame]) -> None:
+    """Fold received frames into the entries (a span's end replaces its start)."""
+    entries = _parent.entries
+    for pid, kind, span_id, payload in frames:
+        entry = entries.get(span_id)
+        if kind == _START:
+            if entry is None:
+                entries[span_id] = _Entry(_parent.seq, pid, start=payload)
+                _parent.seq += 1
+        elif kind == _END:
+            parts = message_parts(decode(payload))
+            if parts is None:
+                continue
+            if entry is None:
+                entry = entries[span_id] = _Entry(_parent.seq, pid)
+                _parent.seq += 1
+            entry.tags, entry.wire = parts
+            entry.start, entry.ended = None, True
+
+
+def _export_pending() -> None:
+    """Hand child spans that ended to the exporters `configure` set up (each span once)."""
+    pending = [e for e in _parent.entries.values() if e.ended and not e.exported]
+    if not pending:
+        return
+    for entry in pending:
+        entry.exported = True
+    provider = sys.modules.get("flow_xray.sdk.provider")
+    if provider is None:
+        return  # configure() never ran: nothing exports
+    for resource, processor in provider.export_processors():
+        by_pid: dict[int, Any] = {}
+        for entry in pending:
+            try:
+                if entry.pid not in by_pid:
+                    by_pid[entry.pid] = pid_resource(resource, entry.pid)
+                processor.on_end(to_readable(entry.pid, entry.wire, by_pid[entry.pid]))
+            except Exception:
+                logger.debug("flow-xray: a child span could not be exported", exc_info=True)
+
+
+# --- the child side ------------------------------------------------------------
+
+
+class _Child:
+    """A child process's sink: every span it starts goes to the parent, as it starts and ends."""
+
+    def __init__(self, address: Address) -> None:
+        self.client = Client(address)
+        self.collector: Collector | None = None
+        # Capture tags of spans still open (only those that have any).
+        self._tags: dict[int, tuple[str, ...]] = {}
+
+    def listen(self) -> None:
+        self.collector, _ = get_processor().open_capture(all_threads=True, sink=self)
+
+    def after_fork(self) -> None:
+        self.client.after_fork()
+        self._tags = {}
+        self.listen()  # the fork closed its capture (flow_xray.tracing.state)
+
+    def started(self, span: ReadableSpan) -> None:
+        """Send the span as it is now (the parent shows it incomplete until it ends)."""
+        tags = propagation.capture_tags()
+        span_id = span.context.span_id if span.context else 0
+        if tags:
+            self._tags[span_id] = tags
+        self._send(_START, span_id, (tags, to_wire(span, ended=False)))
+
+    def ended(self, span: ReadableSpan) -> None:
+        """Send the finished span."""
+        span_id = span.context.span_id if span.context else 0
+        self._send(_END, span_id, (self._tags.pop(span_id, ()), to_wire(span, ended=True)))
+
+    def _send(self, kind: int, span_id: int, message: tuple[Any, ...]) -> None:
+        try:
+            try:
+                frame = encode(kind, span_id, message)
+            except ValueError:  # an attribute marshal cannot write: send its text
+                frame = encode(kind, span_id, plain(message))
+            self.client.send(frame)
+        except Exception:
+            logger.debug("flow-xray: could not send a span to the parent", exc_info=True)
+
+
+def start_child(address: Address | None = None) -> bool:
+    """Start sending this process's spans to the parent named by ``FLOW_XRAY_CHANNEL``.
+
+    Called by the bootstrap ``sitecustomize`` when a child first imports
+    flow-xray or sets a global OpenTelemetry provider; safe to call again
+    (it then joins the global provider, if new). Continues the call that
+    started the process (``TRACEPARENT``/``TRACESTATE``, capture tags in
+    ``FLOW_XRAY_CAPTURES``) in the calling thread. Returns whether this
+    process is a collecting child.
+    """
+    global _child
+    from flow_xray.sdk.capture import ensure_collecting
+
+    with _lock:
+        if _child is not None:
+            ensure_collecting()
+            return True
+        if _parent.hub is not None:
+            return False  # the parent itself (its environment names its own channel)
+        from_env = address is None
+        address = address or Address.parse(os.environ.get(CHANNEL_ENV))
+        if address is None:
+            return False
+        ensure_collecting()
+        process_hooks.install(_active, _channel_env)
+        _child = _Child(address)
+        _child.listen()
+    if from_env:
+        propagation.attach(propagation.environ_carrier())
+    return True
+
+
+def is_collecting_child() -> bool:
+    """Whether this process sends its spans to a parent."""
+    return _child is not None
+
+
+# --- fork ------------------------------------------------------------------------
+
+# The capture tags of the thread that forks, read just before the fork: the
+# child's copies of those captures are closed by then (flow_xray.tracing.state),
+# but its spans still belong to them.
+_tags_at_fork: tuple[str, ...] = ()
+
+
+def _before_fork() -> None:
+    global _tags_at_fork
+    _tags_at_fork = propagation.capture_tags() if _active() else ()
+
+
+def _after_fork_in_parent() -> None:
+    global _tags_at_fork
+    _tags_at_fork = ()
+
+
+def _after_fork_in_child() -> None:
+    global _lock, _parent
+    _lock = threading.Lock()  # another thread may have held it at the fork
+    hub = _parent.hub
+    _parent = _Parent()
+    if _tags_at_fork:
+        propagation.inherit_tags(_tags_at_fork)
+    if _child is not None:
+        _child.after_fork()
+        return
+    if hub is None:
+        return
+    hub.after_fork()
+    try:
+        start_child(hub.address)
+        provider = sys.modules.get("flow_xray.sdk.provider")
+        if provider is not None:
+            provider.leave_export_to_parent()  # the parent exports what this child sends
+    except Exception:
+        logger.debug("flow-xray: a forked child could not start collecting", exc_info=True)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(
+        before=_before_fork,
+        after_in_parent=_after_fork_in_parent,
+        after_in_child=_after_fork_in_child,
+    )

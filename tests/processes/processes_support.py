@@ -1,0 +1,28 @@
+"""Helpers shared by the multi-process tests."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from flow_xray.tree.model import TraceNode, TraceResult
+
+SCRIPTS = Path(__file__).parent / "scripts"
+START_METHODS = ("fork", "spawn", "forkserver")
+
+Cli = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def traced(flow_xray: Cli, script: str, *args: str, **env: str) -> TraceResult:
+    """``flow-xray run --json trace.json scripts/SCRIPT ARGS...``; fails unless it exits 0."""
+    proc = flow_xray("run", "--quiet", "--json", "trace.json", str(SCRIPTS / script), *args, **env)
+    assert proc.returncode == 0, proc.stderr
+    return TraceResult.load("trace.json")
+
+
+def only(result: TraceResult, name: str) -> TraceNode:
+    """The one node called ``name``."""
+    nodes = [node for node in result if node.name == name]
+    assert len(nodes) == 1, f"{len(nodes)} nodes named {name!r}"
+    return nodes[0]

@@ -1,0 +1,76 @@
+"""The private channel children send spans over: who may talk, and what survives a crash."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+
+import pytest
+
+from flow_xray.sdk.process_channel import Address, Client, Hub, decode, encode
+
+
+@pytest.fixture
+def hub() -> Iterator[Hub]:
+    """A listening hub, closed afterwards."""
+    listening = Hub()
+    yield listening
+    listening.close()
+
+
+def _raw(address: Address) -> socket.socket:
+    return address.connect()
+
+
+def test_address_survives_the_environment_round_trip(hub: Hub) -> None:
+    """The FLOW_XRAY_CHANNEL text names the same address and token."""
+    assert Address.parse(str(hub.address)) == hub.address
+    assert Address.parse("2:tok:unix:@x") is None
+    assert Address.parse("garbage") is None
+    assert Address.parse(None) is None
+
+
+def test_messages_arrive_with_the_senders_pid(hub: Hub) -> None:
+    """Frames from a child carrying the token come out in order, tagged with its pid."""
+    client = Client(hub.address)
+    client.send(encode(1, 7, ("first",)))
+    client.send(encode(2, 7, ("second",)))
+    client.close()
+    frames = hub.drain()
+    assert [(pid, kind, key, decode(payload)) for pid, kind, key, payload in frames] == [
+        (os.getpid(), 1, 7, ("first",)),
+        (os.getpid(), 2, 7, ("second",)),
+    ]
+    assert hub.drain() == []
+
+
+def test_a_connection_without_the_token_is_dropped(hub: Hub) -> None:
+    """Someone else on the machine who finds the socket cannot inject spans."""
+    sock = _raw(hub.address)
+    sock.sendall(encode(0, 0, ("flow-xray", 1, "0" * 32, 1)) + encode(1, 1, ("forged",)))
+    sock.close()
+    assert hub.drain() == []
+
+
+def test_a_frame_cut_short_by_a_kill_is_dropped_and_the_rest_kept(hub: Hub) -> None:
+    """A child killed mid-send: every complete frame before the cut is kept."""
+    sock = _raw(hub.address)
+    frame = encode(2, 9, ("last words",))
+    hello = encode(0, 0, ("flow-xray", 1, hub.token, 4242))
+    sock.sendall(hello + encode(1, 9, ("kept",)) + frame[:-3])
+    sock.close()
+    assert [(pid, kind, key, decode(p)) for pid, kind, key, p in hub.drain()] == [
+        (4242, 1, 9, ("kept",))
+    ]
+
+
+def test_a_client_whose_parent_is_gone_drops_silently() -> None:
+    """After the parent stopped listening, sending costs nothing and never raises."""
+    closed = Hub()
+    address = closed.address
+    closed.close()
+    client = Client(address)
+    client.send(encode(1, 1, ("late",)))
+    client.send(encode(1, 2, ("later",)))
+    client.close()

@@ -25,15 +25,17 @@ from typing import Any
 from flow_xray.render.graph import Graph, Step, parse_dot
 from flow_xray.render.trace_graph import SLOW_SHARE, flatten_trace
 
-# Concatenated in this order into one script; later files use earlier ones.
+# Concatenated in this order into one script; later files use earlier ones. Each file
+# publishes one namespace on the page's ``FX`` object (named on its first line, e.g.
+# ``// util.js -> FX.util``) and nothing else; tests/viewer/js checks that with Node.
 SCRIPT_FILES = (
     "util.js",
     "layout.js",
     "graph_view.js",
     "rows.js",
     "detail.js",
-    "trace_app.js",
     "trace_actions.js",
+    "trace_app.js",
     "graph_app.js",
     "static_context.js",
     "main.js",

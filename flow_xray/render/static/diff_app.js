@@ -6,8 +6,8 @@
 // expanding, collapsing and filtering are array scans.
 
 FX.diffApp = (function () {
-  const U = FX.util || FX;
-  const D = FX.detail || FX;
+  const U = FX.util;
+  const D = FX.detail;
   const V = FX.diffView;
   const OPEN_BUDGET = 400;
   const MIN_SLOWER_MS = 1;

@@ -4,9 +4,8 @@
 // Everything reaches the page through textContent (util.js / detail.js).
 
 FX.diffView = (function () {
-  // The trace viewer's helpers: namespaced (FX.util, FX.detail) or, in older builds, on FX.
-  const U = FX.util || FX;
-  const D = FX.detail || FX;
+  const U = FX.util;
+  const D = FX.detail;
   const ROW_H = 26;
   const MARKS = { same: "", changed: "~", added: "+", removed: "\u2212" };
 

@@ -1,16 +1,23 @@
-// main.js: read the embedded data and start the viewer it asks for.
+// main.js -> FX.main: read the embedded data and start the viewer it asks for.
+// Public: main() -- called once by the page (html.py) after every file has loaded.
 
-FX.main = function () {
-  let data;
-  try {
-    data = FX.readPayload();
-  } catch (err) {
-    document.body.appendChild(FX.el("p", "fx-empty", "The embedded data could not be read: " + err.message));
-    FX.markReady();
-    return;
+FX.main = (function () {
+  const U = FX.util;
+
+  function main() {
+    let data;
+    try {
+      data = U.readPayload();
+    } catch (err) {
+      document.body.appendChild(U.el("p", "fx-empty", "The embedded data could not be read: " + err.message));
+      U.markReady();
+      return;
+    }
+    if (data.mode === "trace") new FX.TraceApp(data);
+    else if (data.mode === "graph") new FX.graphApp.GraphApp(data);
+    else FX.graphApp.textApp(data);
+    U.markReady();
   }
-  if (data.mode === "trace") new FX.TraceApp(data);
-  else if (data.mode === "graph") new FX.GraphApp(data);
-  else FX.textApp(data);
-  FX.markReady();
-};
+
+  return main;
+})();

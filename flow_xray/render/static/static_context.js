@@ -6,8 +6,8 @@
 // by static_context.css from their view_status, "ghost".
 
 FX.staticContext = (function () {
-  const U = FX.util || FX;
-  const D = FX.detail || FX;
+  const U = FX.util;
+  const D = FX.detail;
 
   function isGhost(node) {
     return Boolean(node && node.ghost === true);

@@ -1,222 +1,236 @@
-// trace_actions.js: what the trace viewer does -- recompute visible rows, redraw the graph,
-// select, expand/collapse, filter by name or errors, and keyboard navigation.
+// trace_actions.js -> FX.traceActions: what the trace viewer does -- recompute visible rows,
+// redraw the graph, select, expand/collapse, filter by name or errors, keyboard navigation.
+// Public: the methods trace_app.js mixes into FX.TraceApp.prototype (refresh, select, toggle,
+// applyFilter, nextMatch, nextError, move, drawGraph, bindKeys).
 
-FX.TraceApp.prototype.refresh = function (refit) {
-  const n = this.nodes.length;
-  const visible = [];
-  for (let i = 0; i < n;) {
-    if (this.keep && !this.keep[i]) { i += this.size[i]; continue; }
-    visible.push(i);
-    i += this.expanded[i] ? 1 : this.size[i];
-  }
-  this.visible = visible;
-  this.posOf = new Map();
-  visible.forEach((i, pos) => this.posOf.set(i, pos));
-  this.rows.setItems(visible);
-  this._drawGraph(refit);
-};
+FX.traceActions = (function () {
+  const U = FX.util;
+  const L = FX.layout;
+  const D = FX.detail;
+  const GRAPH_CAP = 600;
+  const BOX_W = 184;
+  const BOX_H = 50;
+  const actions = {};
 
-FX.TraceApp.prototype._drawGraph = function (refit) {
-  const drawn = this.visible.slice(0, GRAPH_CAP);
-  const slot = new Map();
-  const items = drawn.map((i, k) => {
-    slot.set(i, k);
-    const p = this.parent[i];
-    return { parent: p >= 0 && slot.has(p) ? slot.get(p) : -1 };
-  });
-  const rest = this.visible.length - drawn.length;
-  if (rest > 0) items.push({ parent: -1 });
-  // Pick the orientation that fits the pane at the larger scale: wide shallow trees
-  // (typical agent runs) read best left to right, deep narrow ones top to bottom.
-  const box = this.graph.svg.getBoundingClientRect();
-  const opt = { w: BOX_W, h: BOX_H, gapX: 18, gapY: 44, horizontal: false };
-  const down = FX.layoutTree(items, opt);
-  const across = FX.layoutTree(items, Object.assign({}, opt, { horizontal: true }));
-  const fitScale = function (p) {
-    const e = FX.extent(p, BOX_W, BOX_H);
-    return Math.min((box.width || 800) / e.w, (box.height || 400) / e.h);
+  actions.refresh = function (refit) {
+    const n = this.nodes.length;
+    const visible = [];
+    for (let i = 0; i < n;) {
+      if (this.keep && !this.keep[i]) { i += this.size[i]; continue; }
+      visible.push(i);
+      i += this.expanded[i] ? 1 : this.size[i];
+    }
+    this.visible = visible;
+    this.posOf = new Map();
+    visible.forEach((i, pos) => this.posOf.set(i, pos));
+    this.rows.setItems(visible);
+    this.drawGraph(refit);
   };
-  const horizontal = fitScale(across) > fitScale(down);
-  const pos = horizontal ? across : down;
-  const scene = { nodes: [], edges: [], horizontal: horizontal };
-  drawn.forEach((i, k) => {
-    const node = this.nodes[i];
-    const tokens = FX.TraceApp.tokens(node);
-    const second = [node.kind || "chain", FX.fmtMs(node.latency_ms)];
-    if (tokens) second.push(FX.fmtTokensShort(tokens));
-    const hidden = this.kids[i] && !this.expanded[i] ? this.size[i] - 1 : 0;
-    scene.nodes.push({
-      key: i, x: pos[k].x, y: pos[k].y, w: BOX_W, h: BOX_H, status: node.view_status || "ok",
-      cls: this.matches && this.matches[i] ? "fx-hit" : "",
-      lines: [FX.ellipsis(FX.nameOf(node), 24), second.join(" \u00b7 ")],
-      badge: hidden ? "+" + FX.fmtInt(hidden) : "",
+
+  actions.drawGraph = function (refit) {
+    const drawn = this.visible.slice(0, GRAPH_CAP);
+    const slot = new Map();
+    const items = drawn.map((i, k) => {
+      slot.set(i, k);
+      const p = this.parent[i];
+      return { parent: p >= 0 && slot.has(p) ? slot.get(p) : -1 };
     });
-    const p = items[k].parent;
-    if (p >= 0) {
-      scene.edges.push({ points: horizontal
-        ? [{ x: pos[p].x + BOX_W / 2, y: pos[p].y }, { x: pos[k].x - BOX_W / 2 - 2, y: pos[k].y }]
-        : [{ x: pos[p].x, y: pos[p].y + BOX_H / 2 }, { x: pos[k].x, y: pos[k].y - BOX_H / 2 - 2 }] });
-    }
-  });
-  if (rest > 0) {
-    const last = pos[pos.length - 1];
-    scene.nodes.push({
-      key: null, x: last.x, y: last.y, w: BOX_W, h: BOX_H, status: "plain", cls: "fx-more",
-      lines: ["+" + FX.fmtInt(rest) + " more", "collapse rows to draw them"], badge: "",
-    });
-  }
-  this.graph.draw(scene);
-  if (refit) this.graph.fit(false);
-};
-
-FX.TraceApp.tokens = function (node) {
-  const meta = node.meta || {};
-  if (FX.isNum(meta.total_tokens)) return meta.total_tokens;
-  return (FX.isNum(meta.prompt_tokens) ? meta.prompt_tokens : 0) +
-    (FX.isNum(meta.completion_tokens) ? meta.completion_tokens : 0);
-};
-
-FX.TraceApp.prototype.select = function (i, reveal) {
-  if (i < 0 || i >= this.nodes.length) return;
-  let hidden = false;
-  for (let p = this.parent[i]; p >= 0; p = this.parent[p]) {
-    if (!this.expanded[p]) { this.expanded[p] = 1; hidden = true; }
-  }
-  if (this.keep && !this.keep[i]) return;
-  if (hidden) this.refresh(false);
-  this.selected = i;
-  this.rows.reveal(this.posOf.get(i));
-  this.graph.select(i, reveal);
-  const path = [];
-  for (let p = this.parent[i]; p >= 0; p = this.parent[p]) path.unshift(FX.nameOf(this.nodes[p]));
-  FX.traceDetail(this.panel, this.nodes[i], { path: path, slowShare: this.slowShare });
-};
-
-FX.TraceApp.prototype.toggle = function (i) {
-  if (!this.kids[i]) return;
-  this.expanded[i] = this.expanded[i] ? 0 : 1;
-  this.refresh(false);
-  if (this.selected >= 0 && this.posOf.has(this.selected)) this.graph.select(this.selected, false);
-};
-
-FX.TraceApp.prototype.applyFilter = function () {
-  const query = this.search.value.trim().toLowerCase();
-  const errorsOnly = this.errorsOnly.checked;
-  const n = this.nodes.length;
-  if (!query && !errorsOnly) {
-    if (this.keep) {
-      this.expanded = this.saved;
-      this.keep = this.matches = this.saved = null;
-    }
-    this.matchInfo.textContent = "";
-  } else {
-    if (!this.keep) this.saved = this.expanded;
-    if (query && !this.lower) this.lower = this.nodes.map((node) => FX.nameOf(node).toLowerCase());
-    const matches = new Uint8Array(n);
-    const keep = new Uint8Array(n);
-    let count = 0;
-    for (let i = 0; i < n; i++) {
-      const hit = (!query || this.lower[i].indexOf(query) >= 0) &&
-        (!errorsOnly || this.nodes[i].view_status === "error");
-      if (hit) { matches[i] = keep[i] = 1; count++; }
-    }
-    // Parents precede children, so one backward pass marks every ancestor of a match.
-    for (let i = n - 1; i > 0; i--) if (keep[i] && this.parent[i] >= 0) keep[this.parent[i]] = 1;
-    this.matches = matches;
-    this.keep = keep;
-    this.expanded = keep.slice();
-    this.matchInfo.textContent = count ? FX.fmtCount(count, "match", "matches") : "no match";
-  }
-  this.refresh(true);
-  // Keep the selection when it survives the filter: select() re-opens its ancestors, so
-  // clearing a search leaves the found call on screen instead of losing the place.
-  if (this.selected >= 0 && (!this.keep || this.keep[this.selected])) this.select(this.selected, true);
-  else if (this.matches) this.nextMatch(1);
-};
-
-FX.TraceApp.prototype.nextMatch = function (delta, test) {
-  test = test || ((i) => this.matches && this.matches[i]);
-  const vis = this.visible;
-  if (!vis.length) return;
-  const here = this.posOf.has(this.selected) ? this.posOf.get(this.selected) : -1;
-  for (let step = 1; step <= vis.length; step++) {
-    const pos = (((here + delta * step) % vis.length) + vis.length) % vis.length;
-    if (test(vis[pos])) { this.select(vis[pos], true); return; }
-  }
-};
-
-FX.TraceApp.prototype.nextError = function () {
-  const n = this.nodes.length;
-  for (let step = 1; step <= n; step++) {
-    const i = (Math.max(this.selected, 0) + step) % n;
-    if (this.nodes[i].view_status === "error" && (!this.keep || this.keep[i])) {
-      this.select(i, true);
-      return;
-    }
-  }
-};
-
-FX.TraceApp.prototype.move = function (delta) {
-  const vis = this.visible;
-  if (!vis.length) return;
-  const here = this.posOf.has(this.selected) ? this.posOf.get(this.selected) : -1;
-  const pos = here < 0 ? 0 : Math.max(0, Math.min(vis.length - 1, here + delta));
-  this.select(vis[pos], true);
-};
-
-FX.TraceApp.prototype._bindKeys = function () {
-  const self = this;
-  document.addEventListener("keydown", function (e) {
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
-    if (e.target === self.search) {
-      if (e.key === "Escape") {
-        self.search.value = "";
-        self.search.blur();
-        self.applyFilter();
-      } else if (e.key === "Enter") {
-        e.preventDefault();
-        self.applyFilter();
-        self.search.blur();
-      }
-      return;
-    }
-    const sel = self.selected;
-    const actions = {
-      ArrowDown: () => self.move(1), j: () => self.move(1),
-      ArrowUp: () => self.move(-1), k: () => self.move(-1),
-      PageDown: () => self.move(20), PageUp: () => self.move(-20),
-      Home: () => self.move(-Infinity), End: () => self.move(Infinity),
-      ArrowRight: () => {
-        if (sel < 0) return self.move(1);
-        if (self.kids[sel] && !self.expanded[sel]) self.toggle(sel);
-        else if (self.kids[sel]) self.move(1);
-      },
-      ArrowLeft: () => {
-        if (sel < 0) return;
-        if (self.kids[sel] && self.expanded[sel]) self.toggle(sel);
-        else if (self.parent[sel] >= 0) self.select(self.parent[sel], true);
-      },
-      Enter: () => { if (sel >= 0) self.toggle(sel); },
-      " ": () => { if (sel >= 0) self.toggle(sel); },
-      "/": () => { self.search.focus(); self.search.select(); },
-      n: () => self.nextMatch(1), N: () => self.nextMatch(-1),
-      e: () => self.nextError(),
-      f: () => self.graph.fit(true),
-      Escape: () => {
-        if (self.search.value || self.errorsOnly.checked) {
-          self.search.value = "";
-          self.errorsOnly.checked = false;
-          self.applyFilter();
-        }
-      },
+    const rest = this.visible.length - drawn.length;
+    if (rest > 0) items.push({ parent: -1 });
+    // Pick the orientation that fits the pane at the larger scale: wide shallow trees
+    // (typical agent runs) read best left to right, deep narrow ones top to bottom.
+    const box = this.graph.svg.getBoundingClientRect();
+    const opt = { w: BOX_W, h: BOX_H, gapX: 18, gapY: 44, horizontal: false };
+    const down = L.tree(items, opt);
+    const across = L.tree(items, Object.assign({}, opt, { horizontal: true }));
+    const fitScale = function (p) {
+      const e = L.extent(p, BOX_W, BOX_H);
+      return Math.min((box.width || 800) / e.w, (box.height || 400) / e.h);
     };
-    actions.l = actions.ArrowRight;
-    actions.h = actions.ArrowLeft;
-    const isField = e.target.tagName === "INPUT" || e.target.tagName === "BUTTON" || e.target.tagName === "SUMMARY";
-    if (isField && (e.key === " " || e.key === "Enter")) return;
-    const action = actions[e.key];
-    if (!action) return;
-    e.preventDefault();
-    action();
-  });
-};
+    const horizontal = fitScale(across) > fitScale(down);
+    const pos = horizontal ? across : down;
+    const scene = { nodes: [], edges: [], horizontal: horizontal };
+    drawn.forEach((i, k) => {
+      const node = this.nodes[i];
+      const tokens = nodeTokens(node);
+      const second = [node.kind || "chain", U.fmtMs(node.latency_ms)];
+      if (tokens) second.push(U.fmtTokensShort(tokens));
+      const hidden = this.kids[i] && !this.expanded[i] ? this.size[i] - 1 : 0;
+      scene.nodes.push({
+        key: i, x: pos[k].x, y: pos[k].y, w: BOX_W, h: BOX_H, status: node.view_status || "ok",
+        cls: this.matches && this.matches[i] ? "fx-hit" : "",
+        lines: [U.ellipsis(U.nameOf(node), 24), second.join(" \u00b7 ")],
+        badge: hidden ? "+" + U.fmtInt(hidden) : "",
+      });
+      const p = items[k].parent;
+      if (p >= 0) {
+        scene.edges.push({ points: horizontal
+          ? [{ x: pos[p].x + BOX_W / 2, y: pos[p].y }, { x: pos[k].x - BOX_W / 2 - 2, y: pos[k].y }]
+          : [{ x: pos[p].x, y: pos[p].y + BOX_H / 2 }, { x: pos[k].x, y: pos[k].y - BOX_H / 2 - 2 }] });
+      }
+    });
+    if (rest > 0) {
+      const last = pos[pos.length - 1];
+      scene.nodes.push({
+        key: null, x: last.x, y: last.y, w: BOX_W, h: BOX_H, status: "plain", cls: "fx-more",
+        lines: ["+" + U.fmtInt(rest) + " more", "collapse rows to draw them"], badge: "",
+      });
+    }
+    this.graph.draw(scene);
+    if (refit) this.graph.fit(false);
+  };
+
+  function nodeTokens(node) {
+    const meta = node.meta || {};
+    if (U.isNum(meta.total_tokens)) return meta.total_tokens;
+    return (U.isNum(meta.prompt_tokens) ? meta.prompt_tokens : 0) +
+      (U.isNum(meta.completion_tokens) ? meta.completion_tokens : 0);
+  };
+
+  actions.select = function (i, reveal) {
+    if (i < 0 || i >= this.nodes.length) return;
+    let hidden = false;
+    for (let p = this.parent[i]; p >= 0; p = this.parent[p]) {
+      if (!this.expanded[p]) { this.expanded[p] = 1; hidden = true; }
+    }
+    if (this.keep && !this.keep[i]) return;
+    if (hidden) this.refresh(false);
+    this.selected = i;
+    this.rows.reveal(this.posOf.get(i));
+    this.graph.select(i, reveal);
+    const path = [];
+    for (let p = this.parent[i]; p >= 0; p = this.parent[p]) path.unshift(U.nameOf(this.nodes[p]));
+    D.traceDetail(this.panel, this.nodes[i], { path: path, slowShare: this.slowShare });
+  };
+
+  actions.toggle = function (i) {
+    if (!this.kids[i]) return;
+    this.expanded[i] = this.expanded[i] ? 0 : 1;
+    this.refresh(false);
+    if (this.selected >= 0 && this.posOf.has(this.selected)) this.graph.select(this.selected, false);
+  };
+
+  actions.applyFilter = function () {
+    const query = this.search.value.trim().toLowerCase();
+    const errorsOnly = this.errorsOnly.checked;
+    const n = this.nodes.length;
+    if (!query && !errorsOnly) {
+      if (this.keep) {
+        this.expanded = this.saved;
+        this.keep = this.matches = this.saved = null;
+      }
+      this.matchInfo.textContent = "";
+    } else {
+      if (!this.keep) this.saved = this.expanded;
+      if (query && !this.lower) this.lower = this.nodes.map((node) => U.nameOf(node).toLowerCase());
+      const matches = new Uint8Array(n);
+      const keep = new Uint8Array(n);
+      let count = 0;
+      for (let i = 0; i < n; i++) {
+        const hit = (!query || this.lower[i].indexOf(query) >= 0) &&
+          (!errorsOnly || this.nodes[i].view_status === "error");
+        if (hit) { matches[i] = keep[i] = 1; count++; }
+      }
+      // Parents precede children, so one backward pass marks every ancestor of a match.
+      for (let i = n - 1; i > 0; i--) if (keep[i] && this.parent[i] >= 0) keep[this.parent[i]] = 1;
+      this.matches = matches;
+      this.keep = keep;
+      this.expanded = keep.slice();
+      this.matchInfo.textContent = count ? U.fmtCount(count, "match", "matches") : "no match";
+    }
+    this.refresh(true);
+    // Keep the selection when it survives the filter: select() re-opens its ancestors, so
+    // clearing a search leaves the found call on screen instead of losing the place.
+    if (this.selected >= 0 && (!this.keep || this.keep[this.selected])) this.select(this.selected, true);
+    else if (this.matches) this.nextMatch(1);
+  };
+
+  actions.nextMatch = function (delta, test) {
+    test = test || ((i) => this.matches && this.matches[i]);
+    const vis = this.visible;
+    if (!vis.length) return;
+    const here = this.posOf.has(this.selected) ? this.posOf.get(this.selected) : -1;
+    for (let step = 1; step <= vis.length; step++) {
+      const pos = (((here + delta * step) % vis.length) + vis.length) % vis.length;
+      if (test(vis[pos])) { this.select(vis[pos], true); return; }
+    }
+  };
+
+  actions.nextError = function () {
+    const n = this.nodes.length;
+    for (let step = 1; step <= n; step++) {
+      const i = (Math.max(this.selected, 0) + step) % n;
+      if (this.nodes[i].view_status === "error" && (!this.keep || this.keep[i])) {
+        this.select(i, true);
+        return;
+      }
+    }
+  };
+
+  actions.move = function (delta) {
+    const vis = this.visible;
+    if (!vis.length) return;
+    const here = this.posOf.has(this.selected) ? this.posOf.get(this.selected) : -1;
+    const pos = here < 0 ? 0 : Math.max(0, Math.min(vis.length - 1, here + delta));
+    this.select(vis[pos], true);
+  };
+
+  actions.bindKeys = function () {
+    const self = this;
+    document.addEventListener("keydown", function (e) {
+      if (e.ctrlKey || e.metaKey || e.altKey) return;
+      if (e.target === self.search) {
+        if (e.key === "Escape") {
+          self.search.value = "";
+          self.search.blur();
+          self.applyFilter();
+        } else if (e.key === "Enter") {
+          e.preventDefault();
+          self.applyFilter();
+          self.search.blur();
+        }
+        return;
+      }
+      const sel = self.selected;
+      const actions = {
+        ArrowDown: () => self.move(1), j: () => self.move(1),
+        ArrowUp: () => self.move(-1), k: () => self.move(-1),
+        PageDown: () => self.move(20), PageUp: () => self.move(-20),
+        Home: () => self.move(-Infinity), End: () => self.move(Infinity),
+        ArrowRight: () => {
+          if (sel < 0) return self.move(1);
+          if (self.kids[sel] && !self.expanded[sel]) self.toggle(sel);
+          else if (self.kids[sel]) self.move(1);
+        },
+        ArrowLeft: () => {
+          if (sel < 0) return;
+          if (self.kids[sel] && self.expanded[sel]) self.toggle(sel);
+          else if (self.parent[sel] >= 0) self.select(self.parent[sel], true);
+        },
+        Enter: () => { if (sel >= 0) self.toggle(sel); },
+        " ": () => { if (sel >= 0) self.toggle(sel); },
+        "/": () => { self.search.focus(); self.search.select(); },
+        n: () => self.nextMatch(1), N: () => self.nextMatch(-1),
+        e: () => self.nextError(),
+        f: () => self.graph.fit(true),
+        Escape: () => {
+          if (self.search.value || self.errorsOnly.checked) {
+            self.search.value = "";
+            self.errorsOnly.checked = false;
+            self.applyFilter();
+          }
+        },
+      };
+      actions.l = actions.ArrowRight;
+      actions.h = actions.ArrowLeft;
+      const isField = e.target.tagName === "INPUT" || e.target.tagName === "BUTTON" || e.target.tagName === "SUMMARY";
+      if (isField && (e.key === " " || e.key === "Enter")) return;
+      const action = actions[e.key];
+      if (!action) return;
+      e.preventDefault();
+      action();
+    });
+  };
+
+  return actions;
+})();

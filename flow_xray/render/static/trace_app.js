@@ -1,211 +1,219 @@
-// trace_app.js: the trace viewer -- header totals, search and errors-only filter,
+// trace_app.js -> FX.TraceApp: the trace viewer -- header totals, search and errors-only filter,
 // the call graph, the tree + waterfall rows, the detail panel and keyboard navigation.
 //
 // Scale: nodes arrive flat in pre-order with parent indices, so every subtree is
 // a contiguous range; expand/collapse and filtering are array scans. Rows are
 // virtualized, large subtrees start collapsed (OPEN_BUDGET), and the graph draws
-// at most GRAPH_CAP boxes of the expanded part, then a "+N more" box.
+// at most GRAPH_CAP boxes (trace_actions.js) of the expanded part, then a "+N more" box.
+// Public: FX.TraceApp, the viewer's constructor (new FX.TraceApp(payload)); its methods
+// come from trace_actions.js.
 
-const ROW_H = 26;
-const GRAPH_CAP = 600;
-const OPEN_BUDGET = 300;
-const BOX_W = 184;
-const BOX_H = 50;
+FX.TraceApp = (function () {
+  const U = FX.util;
+  const G = FX.graphView;
+  const R = FX.rows;
+  const D = FX.detail;
+  const ROW_H = 26;
+  const OPEN_BUDGET = 300;
 
-FX.TraceApp = function (data) {
-  this.data = data;
-  this.nodes = Array.isArray(data.nodes) ? data.nodes : [];
-  this.slowShare = FX.isNum(data.slow_share) ? data.slow_share : 0.2;
-  this._index();
-  this.expanded = this._initialExpansion();
-  this.saved = null; // expansion state to restore when the filter is cleared
-  this.keep = null; // with a filter: 1 for matches and their ancestors
-  this.matches = null;
-  this.lower = null;
-  this.selected = -1;
-  this._buildUi();
-  this.refresh(true);
-  const self = this;
-  if (this.nodes.length) {
-    let first = 0;
-    for (let i = 0; i < this.nodes.length; i++) {
-      if (this.nodes[i].view_status === "error") { first = i; break; }
+  function TraceApp(data) {
+    this.data = data;
+    this.nodes = Array.isArray(data.nodes) ? data.nodes : [];
+    this.slowShare = U.isNum(data.slow_share) ? data.slow_share : 0.2;
+    this._index();
+    this.expanded = this._initialExpansion();
+    this.saved = null; // expansion state to restore when the filter is cleared
+    this.keep = null; // with a filter: 1 for matches and their ancestors
+    this.matches = null;
+    this.lower = null;
+    this.selected = -1;
+    this._buildUi();
+    this.refresh(true);
+    const self = this;
+    if (this.nodes.length) {
+      let first = 0;
+      for (let i = 0; i < this.nodes.length; i++) {
+        if (this.nodes[i].view_status === "error") { first = i; break; }
+      }
+      self.select(first, true);
+    } else {
+      D.emptyDetail(this.panel, "This trace has no calls.");
     }
-    self.select(first, true);
-  } else {
-    FX.emptyDetail(this.panel, "This trace has no calls.");
-  }
-};
-
-FX.TraceApp.prototype._index = function () {
-  const n = this.nodes.length;
-  this.parent = new Int32Array(n);
-  this.depth = new Int32Array(n);
-  this.size = new Int32Array(n).fill(1);
-  this.kids = new Int32Array(n);
-  let t0 = Infinity;
-  let t1 = -Infinity;
-  for (let i = 0; i < n; i++) {
-    const node = this.nodes[i];
-    const p = typeof node.parent === "number" && node.parent < i ? node.parent : -1;
-    this.parent[i] = p;
-    if (p >= 0) {
-      this.depth[i] = this.depth[p] + 1;
-      this.kids[p]++;
-    }
-    const start = FX.isNum(node.start_ms) ? node.start_ms : 0;
-    t0 = Math.min(t0, start);
-    t1 = Math.max(t1, start + (FX.isNum(node.latency_ms) ? node.latency_ms : 0));
-  }
-  for (let i = n - 1; i > 0; i--) if (this.parent[i] >= 0) this.size[this.parent[i]] += this.size[i];
-  this.t0 = n ? t0 : 0;
-  this.span = n && t1 > t0 ? t1 - t0 : 1;
-};
-
-// Breadth-first, open nodes while the visible rows stay within OPEN_BUDGET; then open the
-// path to the first errors so "what failed" is on screen at once.
-FX.TraceApp.prototype._initialExpansion = function () {
-  const n = this.nodes.length;
-  const expanded = new Uint8Array(n);
-  const queue = [];
-  for (let i = 0; i < n; i += this.size[i]) queue.push(i);
-  let visible = queue.length;
-  for (let head = 0; head < queue.length; head++) {
-    const i = queue[head];
-    if (!this.kids[i] || visible + this.kids[i] > OPEN_BUDGET) continue;
-    expanded[i] = 1;
-    visible += this.kids[i];
-    for (let c = i + 1; c < i + this.size[i]; c += this.size[c]) queue.push(c);
-  }
-  let errors = 0;
-  for (let i = 0; i < n && errors < 10; i++) {
-    if (this.nodes[i].view_status !== "error") continue;
-    errors++;
-    for (let p = this.parent[i]; p >= 0; p = this.parent[p]) expanded[p] = 1;
-  }
-  return expanded;
-};
-
-FX.TraceApp.prototype._totals = function () {
-  const t = this.data.totals;
-  if (t && typeof t === "object") return t;
-  const out = { nodes: this.nodes.length, errors: 0, wall_time_ms: this.span, total_tokens: 0, cost_usd: null };
-  for (const node of this.nodes) {
-    if (node.status === "error") out.errors++;
-    const meta = node.meta || {};
-    if (FX.isNum(meta.total_tokens)) out.total_tokens += meta.total_tokens;
-    if (FX.isNum(meta.estimated_cost_usd)) out.cost_usd = (out.cost_usd || 0) + meta.estimated_cost_usd;
-  }
-  return out;
-};
-
-FX.TraceApp.prototype._buildUi = function () {
-  const self = this;
-  const top = FX.header(this.data.title || "flow-xray trace");
-  const t = this._totals();
-  FX.chip(top.chips, FX.fmtInt(t.nodes || 0), t.nodes === 1 ? "node" : "nodes");
-  FX.chip(top.chips, FX.fmtMs(t.wall_time_ms), "wall time");
-  FX.chip(top.chips, FX.fmtInt(t.errors || 0), t.errors === 1 ? "error" : "errors", t.errors ? "bad" : "");
-  FX.chip(top.chips, FX.fmtInt(t.total_tokens || 0), "tokens");
-  FX.chip(top.chips, FX.isNum(t.cost_usd) ? FX.fmtCost(t.cost_usd) : "\u2014", FX.isNum(t.cost_usd) ? "est. cost" : "cost unknown");
-  this.search = FX.el("input", "fx-search");
-  this.search.type = "search";
-  this.search.placeholder = "Search names  ( / )";
-  this.search.setAttribute("aria-label", "Search by name");
-  const label = FX.el("label", "fx-toggle");
-  this.errorsOnly = FX.el("input");
-  this.errorsOnly.type = "checkbox";
-  label.appendChild(this.errorsOnly);
-  label.appendChild(FX.el("span", null, "Errors only"));
-  this.matchInfo = FX.el("span", "fx-match-info", "");
-  top.controls.appendChild(this.search);
-  top.controls.appendChild(label);
-  top.controls.appendChild(this.matchInfo);
-  document.body.appendChild(top.header);
-
-  const main = FX.el("main", "fx-main");
-  const left = FX.el("section", "fx-left");
-  const graphPane = FX.el("div", "fx-pane fx-graph-pane");
-  this.graph = new FX.GraphView(graphPane, { onSelect: function (i) { self.select(i, true); } });
-  left.appendChild(graphPane);
-  const table = FX.el("div", "fx-pane fx-table");
-  table.appendChild(this._tableHead());
-  this.rows = new FX.RowList(table, {
-    rowHeight: ROW_H,
-    createRow: FX.TraceApp.createRow,
-    fillRow: function (row, i) { self._fillRow(row, i); },
-    onClick: function (i, e) {
-      if (e.target.classList.contains("fx-caret")) self.toggle(i);
-      else self.select(i, true);
-    },
-  });
-  left.appendChild(table);
-  main.appendChild(left);
-  this.panel = FX.el("aside", "fx-detail");
-  this.panel.setAttribute("aria-label", "Selected call");
-  main.appendChild(this.panel);
-  document.body.appendChild(main);
-  const help = FX.el("footer", "fx-help",
-    "\u2191\u2193 or j k move \u00b7 \u2190 \u2192 collapse / expand \u00b7 Enter or Space toggle \u00b7 / search \u00b7 e next error \u00b7 Esc clear");
-  document.body.appendChild(help);
-  this._bindKeys();
-  const refilter = FX.debounce(function () { self.applyFilter(); }, 120);
-  this.search.addEventListener("input", refilter);
-  this.errorsOnly.addEventListener("change", function () { self.applyFilter(); });
-};
-
-FX.TraceApp.prototype._tableHead = function () {
-  const head = FX.el("div", "fx-row fx-table-head");
-  head.appendChild(FX.el("div", "fx-cell-name", "Call"));
-  head.appendChild(FX.el("div", "fx-cell-lat", "Latency"));
-  const axis = FX.el("div", "fx-cell-bar fx-axis");
-  for (let k = 0; k <= 4; k++) {
-    const tick = FX.el("span", "fx-tick", FX.fmtMs((this.span * k) / 4));
-    tick.style.left = k * 25 + "%";
-    axis.appendChild(tick);
-  }
-  head.appendChild(axis);
-  return head;
-};
-
-FX.TraceApp.createRow = function () {
-  const row = FX.el("div", "fx-trace-row");
-  const name = FX.el("div", "fx-cell-name");
-  const parts = {
-    indent: FX.el("span", "fx-indent"), caret: FX.el("span", "fx-caret"), dot: FX.el("span", "fx-dot"),
-    name: FX.el("span", "fx-name"), kind: FX.el("span", "fx-kindtag"),
-    lat: FX.el("div", "fx-cell-lat"), bar: FX.el("div", "fx-bar"),
   };
-  name.appendChild(parts.indent);
-  name.appendChild(parts.caret);
-  name.appendChild(parts.dot);
-  name.appendChild(parts.name);
-  name.appendChild(parts.kind);
-  row.appendChild(name);
-  row.appendChild(parts.lat);
-  const track = FX.el("div", "fx-cell-bar");
-  track.appendChild(parts.bar);
-  row.appendChild(track);
-  row._parts = parts;
-  return row;
-};
 
-FX.TraceApp.prototype._fillRow = function (row, i) {
-  const node = this.nodes[i];
-  const p = row._parts;
-  const status = node.view_status || "ok";
-  p.indent.style.width = this.depth[i] * 16 + "px";
-  p.caret.textContent = this.kids[i] ? (this.expanded[i] ? "\u25be" : "\u25b8") : "";
-  p.dot.className = "fx-dot " + status;
-  p.name.textContent = FX.nameOf(node);
-  p.name.className = "fx-name" + (this.matches && this.matches[i] ? " fx-hit" : "");
-  p.kind.textContent = node.kind || "";
-  p.lat.textContent = FX.fmtMs(node.latency_ms);
-  const start = FX.isNum(node.start_ms) ? node.start_ms : 0;
-  const ended = FX.isNum(node.latency_ms);
-  const length = ended ? node.latency_ms : this.t0 + this.span - start;
-  p.bar.className = "fx-bar " + status + (ended && !node.incomplete ? "" : " open");
-  p.bar.style.left = ((start - this.t0) / this.span) * 100 + "%";
-  p.bar.style.width = Math.max((length / this.span) * 100, 0.25) + "%";
-  row.classList.toggle("selected", i === this.selected);
-};
+  TraceApp.prototype._index = function () {
+    const n = this.nodes.length;
+    this.parent = new Int32Array(n);
+    this.depth = new Int32Array(n);
+    this.size = new Int32Array(n).fill(1);
+    this.kids = new Int32Array(n);
+    let t0 = Infinity;
+    let t1 = -Infinity;
+    for (let i = 0; i < n; i++) {
+      const node = this.nodes[i];
+      const p = typeof node.parent === "number" && node.parent < i ? node.parent : -1;
+      this.parent[i] = p;
+      if (p >= 0) {
+        this.depth[i] = this.depth[p] + 1;
+        this.kids[p]++;
+      }
+      const start = U.isNum(node.start_ms) ? node.start_ms : 0;
+      t0 = Math.min(t0, start);
+      t1 = Math.max(t1, start + (U.isNum(node.latency_ms) ? node.latency_ms : 0));
+    }
+    for (let i = n - 1; i > 0; i--) if (this.parent[i] >= 0) this.size[this.parent[i]] += this.size[i];
+    this.t0 = n ? t0 : 0;
+    this.span = n && t1 > t0 ? t1 - t0 : 1;
+  };
+
+  // Breadth-first, open nodes while the visible rows stay within OPEN_BUDGET; then open the
+  // path to the first errors so "what failed" is on screen at once.
+  TraceApp.prototype._initialExpansion = function () {
+    const n = this.nodes.length;
+    const expanded = new Uint8Array(n);
+    const queue = [];
+    for (let i = 0; i < n; i += this.size[i]) queue.push(i);
+    let visible = queue.length;
+    for (let head = 0; head < queue.length; head++) {
+      const i = queue[head];
+      if (!this.kids[i] || visible + this.kids[i] > OPEN_BUDGET) continue;
+      expanded[i] = 1;
+      visible += this.kids[i];
+      for (let c = i + 1; c < i + this.size[i]; c += this.size[c]) queue.push(c);
+    }
+    let errors = 0;
+    for (let i = 0; i < n && errors < 10; i++) {
+      if (this.nodes[i].view_status !== "error") continue;
+      errors++;
+      for (let p = this.parent[i]; p >= 0; p = this.parent[p]) expanded[p] = 1;
+    }
+    return expanded;
+  };
+
+  TraceApp.prototype._totals = function () {
+    const t = this.data.totals;
+    if (t && typeof t === "object") return t;
+    const out = { nodes: this.nodes.length, errors: 0, wall_time_ms: this.span, total_tokens: 0, cost_usd: null };
+    for (const node of this.nodes) {
+      if (node.status === "error") out.errors++;
+      const meta = node.meta || {};
+      if (U.isNum(meta.total_tokens)) out.total_tokens += meta.total_tokens;
+      if (U.isNum(meta.estimated_cost_usd)) out.cost_usd = (out.cost_usd || 0) + meta.estimated_cost_usd;
+    }
+    return out;
+  };
+
+  TraceApp.prototype._buildUi = function () {
+    const self = this;
+    const top = U.header(this.data.title || "flow-xray trace");
+    const t = this._totals();
+    U.chip(top.chips, U.fmtInt(t.nodes || 0), t.nodes === 1 ? "node" : "nodes");
+    U.chip(top.chips, U.fmtMs(t.wall_time_ms), "wall time");
+    U.chip(top.chips, U.fmtInt(t.errors || 0), t.errors === 1 ? "error" : "errors", t.errors ? "bad" : "");
+    U.chip(top.chips, U.fmtInt(t.total_tokens || 0), "tokens");
+    U.chip(top.chips, U.isNum(t.cost_usd) ? U.fmtCost(t.cost_usd) : "\u2014", U.isNum(t.cost_usd) ? "est. cost" : "cost unknown");
+    this.search = U.el("input", "fx-search");
+    this.search.type = "search";
+    this.search.placeholder = "Search names  ( / )";
+    this.search.setAttribute("aria-label", "Search by name");
+    const label = U.el("label", "fx-toggle");
+    this.errorsOnly = U.el("input");
+    this.errorsOnly.type = "checkbox";
+    label.appendChild(this.errorsOnly);
+    label.appendChild(U.el("span", null, "Errors only"));
+    this.matchInfo = U.el("span", "fx-match-info", "");
+    top.controls.appendChild(this.search);
+    top.controls.appendChild(label);
+    top.controls.appendChild(this.matchInfo);
+    document.body.appendChild(top.header);
+
+    const main = U.el("main", "fx-main");
+    const left = U.el("section", "fx-left");
+    const graphPane = U.el("div", "fx-pane fx-graph-pane");
+    this.graph = new G.GraphView(graphPane, { onSelect: function (i) { self.select(i, true); } });
+    left.appendChild(graphPane);
+    const table = U.el("div", "fx-pane fx-table");
+    table.appendChild(this._tableHead());
+    this.rows = new R.RowList(table, {
+      rowHeight: ROW_H,
+      createRow: TraceApp.createRow,
+      fillRow: function (row, i) { self._fillRow(row, i); },
+      onClick: function (i, e) {
+        if (e.target.classList.contains("fx-caret")) self.toggle(i);
+        else self.select(i, true);
+      },
+    });
+    left.appendChild(table);
+    main.appendChild(left);
+    this.panel = U.el("aside", "fx-detail");
+    this.panel.setAttribute("aria-label", "Selected call");
+    main.appendChild(this.panel);
+    document.body.appendChild(main);
+    const help = U.el("footer", "fx-help",
+      "\u2191\u2193 or j k move \u00b7 \u2190 \u2192 collapse / expand \u00b7 Enter or Space toggle \u00b7 / search \u00b7 e next error \u00b7 Esc clear");
+    document.body.appendChild(help);
+    this.bindKeys();
+    const refilter = U.debounce(function () { self.applyFilter(); }, 120);
+    this.search.addEventListener("input", refilter);
+    this.errorsOnly.addEventListener("change", function () { self.applyFilter(); });
+  };
+
+  TraceApp.prototype._tableHead = function () {
+    const head = U.el("div", "fx-row fx-table-head");
+    head.appendChild(U.el("div", "fx-cell-name", "Call"));
+    head.appendChild(U.el("div", "fx-cell-lat", "Latency"));
+    const axis = U.el("div", "fx-cell-bar fx-axis");
+    for (let k = 0; k <= 4; k++) {
+      const tick = U.el("span", "fx-tick", U.fmtMs((this.span * k) / 4));
+      tick.style.left = k * 25 + "%";
+      axis.appendChild(tick);
+    }
+    head.appendChild(axis);
+    return head;
+  };
+
+  TraceApp.createRow = function () {
+    const row = U.el("div", "fx-trace-row");
+    const name = U.el("div", "fx-cell-name");
+    const parts = {
+      indent: U.el("span", "fx-indent"), caret: U.el("span", "fx-caret"), dot: U.el("span", "fx-dot"),
+      name: U.el("span", "fx-name"), kind: U.el("span", "fx-kindtag"),
+      lat: U.el("div", "fx-cell-lat"), bar: U.el("div", "fx-bar"),
+    };
+    name.appendChild(parts.indent);
+    name.appendChild(parts.caret);
+    name.appendChild(parts.dot);
+    name.appendChild(parts.name);
+    name.appendChild(parts.kind);
+    row.appendChild(name);
+    row.appendChild(parts.lat);
+    const track = U.el("div", "fx-cell-bar");
+    track.appendChild(parts.bar);
+    row.appendChild(track);
+    row._parts = parts;
+    return row;
+  };
+
+  TraceApp.prototype._fillRow = function (row, i) {
+    const node = this.nodes[i];
+    const p = row._parts;
+    const status = node.view_status || "ok";
+    p.indent.style.width = this.depth[i] * 16 + "px";
+    p.caret.textContent = this.kids[i] ? (this.expanded[i] ? "\u25be" : "\u25b8") : "";
+    p.dot.className = "fx-dot " + status;
+    p.name.textContent = U.nameOf(node);
+    p.name.className = "fx-name" + (this.matches && this.matches[i] ? " fx-hit" : "");
+    p.kind.textContent = node.kind || "";
+    p.lat.textContent = U.fmtMs(node.latency_ms);
+    const start = U.isNum(node.start_ms) ? node.start_ms : 0;
+    const ended = U.isNum(node.latency_ms);
+    const length = ended ? node.latency_ms : this.t0 + this.span - start;
+    p.bar.className = "fx-bar " + status + (ended && !node.incomplete ? "" : " open");
+    p.bar.style.left = ((start - this.t0) / this.span) * 100 + "%";
+    p.bar.style.width = Math.max((length / this.span) * 100, 0.25) + "%";
+    row.classList.toggle("selected", i === this.selected);
+  };
+
+  Object.assign(TraceApp.prototype, FX.traceActions);
+  return TraceApp;
+})();

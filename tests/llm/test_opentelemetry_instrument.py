@@ -8,8 +8,8 @@ a second exporter: every span reaches the backend once.
 
 from __future__ import annotations
 
+import importlib.util
 import os
-import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -23,6 +23,14 @@ from tests.llm.fake_llm import FakeLLM
 from tests.llm.harness import APP, ROOT
 from tests.otlp.conftest import OtlpHttpReceiver
 
+_LAUNCH = "\n".join(
+    (
+        "import sys",
+        "from opentelemetry.instrumentation.auto_instrumentation import run",
+        "sys.exit(run())",
+    )
+)
+
 pytestmark = pytest.mark.slow
 
 
@@ -35,9 +43,11 @@ def test_same_endpoint_from_option_and_environment_exports_each_span_once(
 ) -> None:
     """Every span name arrives as often as it occurs in the trace: no duplicate exporter."""
     need("openai", "anthropic", "opentelemetry.distro")
-    launcher = shutil.which("opentelemetry-instrument", path=os.path.dirname(sys.executable))
-    if launcher is None:
+    if importlib.util.find_spec("opentelemetry.instrumentation.auto_instrumentation") is None:
         e2e_missing("opentelemetry-instrument is not installed (opentelemetry-instrumentation)")
+    # The `opentelemetry-instrument` console script, run by this interpreter
+    # (a virtualenv sharing system packages has no script of its own).
+    launcher = [sys.executable, "-c", _LAUNCH]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "FX_"))}
     env.update(
         FAKE_LLM_URL=fake_llm.url,
@@ -51,7 +61,7 @@ def test_same_endpoint_from_option_and_environment_exports_each_span_once(
         OTEL_BSP_SCHEDULE_DELAY="100",
     )
     trace_json = tmp_path / "trace.json"
-    command = [launcher, sys.executable, "-m", "flow_xray", "run", "--quiet"]
+    command = [*launcher, sys.executable, "-m", "flow_xray", "run", "--quiet"]
     command += ["--json", str(trace_json), "--otlp-endpoint", otlp_receiver.url, str(APP)]
     done = subprocess.run(
         command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180

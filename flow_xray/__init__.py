@@ -38,6 +38,7 @@ _EXPORTS: dict[str, str] = {
     "Limits": "flow_xray.serialize.limits",
     "get_limits": "flow_xray.serialize.limits",
     "set_limits": "flow_xray.serialize.limits",
+    "set_redaction": "flow_xray.serialize.limits",
     # prices (llm/)
     "register_prices": "flow_xray.llm.pricing",
     # errors
@@ -102,6 +103,7 @@ if TYPE_CHECKING:
         Limits as Limits,
         get_limits as get_limits,
         set_limits as set_limits,
+        set_redaction as set_redaction,
     )
     from flow_xray.tracing.api import (
         propagate as propagate,

@@ -28,11 +28,13 @@ def test_library_helpers_are_importable_from_the_package() -> None:
         load_trace,
         register_prices,
         set_limits,
+        set_redaction,
         shutdown,
     )
 
     assert isinstance(get_limits(), Limits)
-    assert all(callable(f) for f in (configure, flush, load_trace, register_prices, set_limits))
+    helpers = (configure, flush, load_trace, register_prices, set_limits, set_redaction)
+    assert all(callable(f) for f in helpers)
     assert callable(shutdown)
 
 

@@ -29,6 +29,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 from flow_xray.errors import ConfigurationError
+from flow_xray.sdk.span_text import writable_spans
 
 logger = logging.getLogger("flow_xray")
 _debug_log = logging.getLogger("flow_xray.otlp")
@@ -263,7 +264,7 @@ class LossCountingExporter(SpanExporter, _LogSink):
             return SpanExportResult.FAILURE
         previous, _scope.sink = _scope.sink, self
         try:
-            result = self._inner.export(spans)
+            result = self._inner.export(writable_spans(spans))
         except Exception as exc:  # an exporter bug must not kill the batch worker
             self.last_error = f"{type(exc).__name__}: {exc}"
             _debug_log.debug("export raised", exc_info=True)

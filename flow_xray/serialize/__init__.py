@@ -1,8 +1,10 @@
 """Values to span attributes: JSON where possible, capped, redacted, never raising.
 
 No OpenTelemetry here. `encode` is the one path every value takes to become an
-attribute; `limits` holds the caps; `secrets` decides which names are redacted.
-``set_limits`` / ``get_limits`` / ``Limits`` are also importable from ``flow_xray``.
+attribute; `limits` holds the caps; `secrets` decides which names are redacted
+and which credentials are scrubbed from text; `text` makes any string writable
+(lone surrogates escaped). ``set_limits`` / ``get_limits`` / ``Limits`` /
+``set_redaction`` are also importable from ``flow_xray``.
 """
 
 from __future__ import annotations
@@ -17,13 +19,15 @@ from flow_xray.serialize.encode import (
     safe_repr,
     to_jsonable,
 )
-from flow_xray.serialize.limits import Limits, get_limits, set_limits
-from flow_xray.serialize.secrets import REDACTED, is_secret_name
+from flow_xray.serialize.limits import Limits, get_limits, set_limits, set_redaction
+from flow_xray.serialize.secrets import REDACTED, VALUE_RULES, is_secret_name, scrub_text
+from flow_xray.serialize.text import writable
 
 __all__ = [
     "CYCLE",
     "REDACTED",
     "TRUNCATION_MARKER",
+    "VALUE_RULES",
     "Limits",
     "encode_attribute",
     "encode_inputs",
@@ -32,6 +36,9 @@ __all__ = [
     "get_limits",
     "is_secret_name",
     "safe_repr",
+    "scrub_text",
     "set_limits",
+    "set_redaction",
     "to_jsonable",
+    "writable",
 ]

@@ -38,13 +38,20 @@ from pathlib import PurePath
 from typing import Any, Final
 
 from flow_xray.attributes import MIME_JSON, MIME_TEXT
-from flow_xray.serialize.limits import Limits
-from flow_xray.serialize.secrets import REDACTED, is_secret_name, secret_name_cache
+from flow_xray.serialize.limits import Limits, get_limits
+from flow_xray.serialize.secrets import REDACTED, is_secret_name, scrub_text, secret_name_cache
+from flow_xray.serialize.text import writable
 
-TRUNCATION_MARKER: Final = "…[truncated]"
+# Every cut starts with this: ``…[truncated 12,345 chars]`` for text, ``…[truncated]``
+# then ``+N more items`` / ``+N more keys`` for containers. Readers look for the prefix.
+TRUNCATION_MARKER: Final = "…[truncated"
+CUT: Final = TRUNCATION_MARKER + "]"
 CYCLE: Final = "<cycle>"
 
-_MARKER_BYTES: Final = len(TRUNCATION_MARKER.encode())
+# Bytes a text marker takes, with room for its count (``…[truncated 99,999,999 chars]``).
+_MARKER_BYTES: Final = len("…[truncated 99,999,999,999 chars]".encode())
+# Extra characters searched for credentials past a cut, so none is kept half.
+_SCRUB_MARGIN: Final = 256
 # A hard ceiling on walk depth keeps Python recursion safe whatever max_depth says.
 _DEPTH_CEILING: Final = 64
 # Ints beyond this many bits become a summary string: CPython refuses to print
@@ -105,9 +112,9 @@ def safe_repr(value: Any, max_chars: int) -> str:
         text = repr(value)
     except Exception as exc:
         text = f"<{_type_name(value)} object (repr failed: {_type_name(exc)})>"
-    text = _ADDRESS.sub("", text[: max_chars + 64])
+    text = writable(_ADDRESS.sub("", text[: max_chars + 64]))
     if len(text) > max_chars:
-        text = text[: max(max_chars, 0)] + TRUNCATION_MARKER
+        text = text[: max(max_chars, 0)] + CUT
     return text
 
 
@@ -127,37 +134,58 @@ def _dump(tree: Any) -> tuple[str, int]:
         return text, len(text)
 
 
+def truncated(chars: int) -> str:
+    """The marker for text cut by ``chars`` characters: ``…[truncated 12,345 chars]``."""
+    return f"{TRUNCATION_MARKER} {chars:,} chars]" if chars > 0 else CUT
+
+
 def _json_string(text: str, max_bytes: int) -> str:
     """The last resort: a JSON string of a prefix of `text` plus the marker."""
-    floor = _dump(TRUNCATION_MARKER)[1]
+    floor = _dump(CUT)[1]
     if max_bytes < floor:
         return '""'
     keep = min(len(text), max_bytes)
     while keep > 0:
-        out, size = _dump(text[:keep] + TRUNCATION_MARKER)
+        out, size = _dump(text[:keep] + CUT)
         if size <= max_bytes:
             return out
         keep = min(keep - 1, keep * (max_bytes - floor) // max(size - floor, 1))
-    return _dump(TRUNCATION_MARKER)[0]
+    return _dump(CUT)[0]
 
 
-def _cap_text(text: str, max_bytes: int) -> str:
-    """Cut plain text to `max_bytes` UTF-8 bytes, marker included."""
-    if text.isascii() and len(text) <= max_bytes:
-        return text
-    head = text[: max_bytes + 1]
-    data = head.encode("utf-8", "backslashreplace")
-    if len(head) == len(text) and len(data) <= max_bytes:
+def _scrubbed_head(text: str, chars: int, limits: Limits | None) -> str:
+    """The first ``chars`` (plus a margin) of ``text``, writable and scrubbed of credentials."""
+    head = text if len(text) <= chars + _SCRUB_MARGIN else text[: chars + _SCRUB_MARGIN]
+    if limits is not None and limits.redact and len(head) >= 8:
+        head = scrub_text(head, limits)
+    return head
+
+
+def _cap_text(text: str, max_bytes: int, limits: Limits | None = None) -> str:
+    """Cut plain text to `max_bytes` UTF-8 bytes, marker (with the count cut) included.
+
+    With `limits`, credentials are scrubbed first (see `scrub_text`), only in
+    the part that can be kept; lone surrogates come out escaped.
+    """
+    total = len(text)
+    head = _scrubbed_head(text, max_bytes, limits)
+    tail = total - min(total, max_bytes + _SCRUB_MARGIN)  # chars never looked at
+    if tail == 0 and head.isascii() and len(head) <= max_bytes:
+        return head
+    part = head[: max_bytes + 1]
+    data = part.encode("utf-8", "backslashreplace")
+    if tail == 0 and len(part) == len(head) and len(data) <= max_bytes:
         return data.decode("utf-8")
     cut = max_bytes - _MARKER_BYTES
     if cut < 0:
         return data[: max(max_bytes, 0)].decode("utf-8", "ignore")
-    return data[:cut].decode("utf-8", "ignore") + TRUNCATION_MARKER
+    kept = data[:cut].decode("utf-8", "ignore")
+    return kept + truncated(len(head) + tail - len(kept))
 
 
 def _summary(value: Any, size: int | None) -> str:
     count = "" if size is None else f" len={size}"
-    return f"<{_type_name(value)}{count}>{TRUNCATION_MARKER}"
+    return f"<{_type_name(value)}{count}>{CUT}"
 
 
 def _len(value: Any) -> int | None:
@@ -200,13 +228,13 @@ def _json_key(key: Any) -> str:
     """Dict key → str the way `json.dumps` converts keys; repr for other types."""
     kind = type(key)
     if kind is str:
-        return key  # type: ignore[no-any-return]
+        return writable(key)
     if key is None or kind is bool:
         return "null" if key is None else ("true" if key else "false")
     if isinstance(key, enum.Enum):
         return safe_repr(key, 200)
     if isinstance(key, str):
-        return str.__str__(key)
+        return writable(str.__str__(key))
     if isinstance(key, int) and int.bit_length(key) <= _MAX_INT_BITS:
         return int.__repr__(key)
     if isinstance(key, float):
@@ -249,13 +277,18 @@ class _Walker:
     def text(self, value: str) -> str:
         room = self.budget - 2
         cap = self.string_cap if room >= self.string_cap else max(room, 0)
-        if len(value) > cap:
-            value = value[:cap] + TRUNCATION_MARKER
+        total = len(value)
+        value = writable(_scrubbed_head(value, cap, self.limits))
+        length = len(value) + total - min(total, cap + _SCRUB_MARGIN)  # as if all were read
+        if length > cap:
+            keep = cap if cap == self.string_cap else max(cap - _MARKER_BYTES, 0)
+            value = value[:keep] + truncated(length - keep)
         size = _utf8_len(value)
         if size > room + _MARKER_BYTES and size > len(value):
             # Non-ASCII text spends several bytes per char: cut by bytes instead.
-            data = value.encode("utf-8", "surrogatepass")[: max(room - _MARKER_BYTES, 0)]
-            value = data.decode("utf-8", "ignore") + TRUNCATION_MARKER
+            data = value.encode("utf-8")[: max(room - _MARKER_BYTES, 0)]
+            kept = data.decode("utf-8", "ignore")
+            value = kept + truncated(length - len(kept))
             size = _utf8_len(value)
         self.budget -= size + 3
         return value
@@ -336,11 +369,13 @@ class _Walker:
             for count, (key, item) in enumerate(items):
                 if count >= self.items_cap or self.budget <= 0:
                     more = "" if size is None else f"+{size - count} "
-                    out[TRUNCATION_MARKER] = f"{more}more keys"
+                    out[CUT] = f"{more}more keys"
                     break
                 name = _json_key(key)
                 if len(name) > self.string_cap:
-                    name = name[: self.string_cap] + TRUNCATION_MARKER
+                    name = name[: self.string_cap] + CUT
+                if redact and len(name) >= 8:
+                    name = scrub_text(name, self.limits)
                 if name in out:
                     name = f"{name}#{count}"
                 self.budget -= _utf8_len(name) + 4
@@ -366,7 +401,7 @@ class _Walker:
             for item in items:
                 if len(out) >= self.items_cap or self.budget <= 0:
                     more = "" if size is None else f" +{size - len(out)} more items"
-                    out.append(TRUNCATION_MARKER + more)
+                    out.append(CUT + more)
                     break
                 out.append(self.walk(item, depth + 1))
             return out
@@ -423,7 +458,9 @@ def _plain(
     """
     kind = type(value)
     if kind is str:
-        return budget - len(value) - 3 if len(value) <= limits.max_string else -1
+        if len(value) > limits.max_string or (secret is not None and _holds_secret(value, limits)):
+            return -1
+        return budget - len(value) - 3
     if kind is int:
         return budget - 8 if -_FAST_INT < value < _FAST_INT else -1
     if kind is float or kind is bool or value is None:
@@ -451,6 +488,11 @@ def _plain(
                 return -1
         return budget
     return -1
+
+
+def _holds_secret(text: str, limits: Limits) -> bool:
+    """Whether scrubbing would change ``text`` (then the walk, which scrubs, takes over)."""
+    return len(text) >= 8 and scrub_text(text, limits) is not text
 
 
 def _fits(value: Any, max_bytes: int) -> str | None:
@@ -482,6 +524,8 @@ def _fast_inputs(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> s
         kind = type(value)  # scalars inline: the common case, worth skipping a call
         if kind is str:
             if len(value) > limits.max_string:
+                return None
+            if secret is not None and _holds_secret(value, limits):
                 return None
             budget -= len(value)
         elif kind is int:
@@ -535,7 +579,7 @@ def encode_output(value: Any, limits: Limits, max_bytes: int) -> tuple[str, str]
     """
     try:
         if isinstance(value, str):
-            return _cap_text(str.__str__(value), max_bytes), MIME_TEXT
+            return _cap_text(str.__str__(value), max_bytes, limits), MIME_TEXT
         secret = secret_name_cache(limits) if limits.redact else None
         if _plain(value, 0, max_bytes, limits, secret) >= 0:
             text = _fits(value, max_bytes)
@@ -551,13 +595,14 @@ _INT64: Final = 1 << 63
 _PRIMITIVES: Final = (str, bool, int, float)
 
 
-def encode_text(text: str, max_bytes: int) -> str:
+def encode_text(text: str, max_bytes: int, limits: Limits | None = None) -> str:
     """Plain text as stored on a span: at most `max_bytes` UTF-8 bytes, marker included.
 
-    Lone surrogates (not valid UTF-8) come out escaped. Never raises.
+    Credentials inside are scrubbed under `limits` (default: the process-wide
+    ones); lone surrogates (not valid UTF-8) come out escaped. Never raises.
     """
     try:
-        return _cap_text(str.__str__(text), max_bytes)
+        return _cap_text(str.__str__(text), max_bytes, get_limits() if limits is None else limits)
     except Exception as exc:
         return f"<text not serializable: {_type_name(exc)}>"
 
@@ -586,13 +631,13 @@ def encode_attribute(
             bits = int.bit_length(value)
             return int.__repr__(value) if bits <= _MAX_INT_BITS else f"<int bits={bits}>"
         if kind is str:
-            return encode_text(value, limits.max_value_bytes)
+            return encode_text(value, limits.max_value_bytes, limits)
         if arrays and (kind is list or kind is tuple) and value and len(value) <= limits.max_items:
             first = type(value[0])
             if first in _PRIMITIVES and all(type(v) is first for v in value):
                 if first is str:
                     cap = max(limits.max_value_bytes // len(value), 64)
-                    return [encode_text(v, cap) for v in value]
+                    return [encode_text(v, cap, limits) for v in value]
                 if first is not int or all(-_INT64 <= v < _INT64 for v in value):
                     return list(value)
         return encode_output(value, limits, limits.max_value_bytes)[0]

@@ -17,6 +17,13 @@ from flow_xray.errors import ConfigurationError
 class Limits:
     """Caps and redaction settings for captured values.
 
+    ``max_value_bytes`` caps each value (each argument, the output, each
+    attribute) as UTF-8 JSON text; ``max_span_bytes`` is what all of a span's
+    values share. ``redact`` switches scrubbing on or off as a whole;
+    ``redact_patterns`` adds secret-name regexes, ``redact_value_patterns``
+    credential regexes for inside text, and ``redact_allow`` lists names and
+    format kinds never scrubbed (see `flow_xray.serialize.secrets`).
+
     Raises:
         ConfigurationError: a cap is not a positive int, `redact` is not a bool,
             or a pattern in `redact_patterns` is not a valid regex.
@@ -26,9 +33,11 @@ class Limits:
     max_span_bytes: int = 65536
     max_depth: int = 8
     max_items: int = 200
-    max_string: int = 4096
+    max_string: int = 8192
     redact: bool = True
     redact_patterns: tuple[str, ...] = ()
+    redact_value_patterns: tuple[str, ...] = ()
+    redact_allow: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("max_value_bytes", "max_span_bytes", "max_depth", "max_items", "max_string"):
@@ -37,19 +46,24 @@ class Limits:
                 raise ConfigurationError(f"{name} must be a positive int, got {value!r}")
         if type(self.redact) is not bool:
             raise ConfigurationError(f"redact must be a bool, got {self.redact!r}")
-        raw: Any = self.redact_patterns
-        patterns = (raw,) if isinstance(raw, str) else raw
-        if not isinstance(patterns, Iterable):
-            raise ConfigurationError(f"redact_patterns must be a sequence of regexes, got {raw!r}")
-        patterns = tuple(patterns)
-        for pattern in patterns:
-            if not isinstance(pattern, str):
-                raise ConfigurationError(f"redact pattern must be a str, got {pattern!r}")
+        for name in ("redact_patterns", "redact_value_patterns", "redact_allow"):
+            object.__setattr__(self, name, _strings(name, getattr(self, name)))
+        for pattern in (*self.redact_patterns, *self.redact_value_patterns):
             try:
                 re.compile(pattern)
             except re.error as exc:
                 raise ConfigurationError(f"bad redact pattern {pattern!r}: {exc}") from exc
-        object.__setattr__(self, "redact_patterns", patterns)
+
+
+def _strings(name: str, raw: Any) -> tuple[str, ...]:
+    values = (raw,) if isinstance(raw, str) else raw
+    if not isinstance(values, Iterable):
+        raise ConfigurationError(f"{name} must be a sequence of strings, got {raw!r}")
+    values = tuple(values)
+    for value in values:
+        if not isinstance(value, str):
+            raise ConfigurationError(f"{name}: expected a str, got {value!r}")
+    return values
 
 
 _current = Limits()
@@ -75,3 +89,39 @@ def set_limits(**changes: Any) -> Limits:
         raise ConfigurationError(f"unknown limit(s): {', '.join(unknown)}")
     _current = dataclasses.replace(_current, **changes)
     return _current
+
+
+def set_redaction(
+    enabled: bool | None = None,
+    *,
+    allow: Iterable[str] | None = None,
+    name_patterns: Iterable[str] | None = None,
+    value_patterns: Iterable[str] | None = None,
+) -> Limits:
+    """Configure secret scrubbing (a shorthand for the ``redact*`` fields of `set_limits`).
+
+    Args:
+        enabled: False turns all scrubbing off (names and credential formats).
+        allow: names never treated as secret (``"session_id"``; compared
+            case- and separator-insensitively) and format kinds left alone
+            (``"jwt"``, ``"url-password"``, ``"key=value"``; see the README).
+        name_patterns: extra regexes searched in argument and key names.
+        value_patterns: extra regexes whose matches inside any text become
+            ``[REDACTED:custom]``.
+
+    Example: ``set_redaction(allow=("session_id",), value_patterns=(r"\\bACME-[0-9]{8}\\b",))``.
+
+    Raises:
+        ConfigurationError: a value of the wrong type or a regex that does not compile.
+    """
+    changes: dict[str, Any] = {}
+    if enabled is not None:
+        changes["redact"] = enabled
+    for field, value in (
+        ("redact_allow", allow),
+        ("redact_patterns", name_patterns),
+        ("redact_value_patterns", value_patterns),
+    ):
+        if value is not None:
+            changes[field] = value if isinstance(value, str) else tuple(value)
+    return set_limits(**changes)

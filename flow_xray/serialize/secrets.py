@@ -1,71 +1,312 @@
-"""Which names hold secrets: argument names and mapping keys replaced by ``"[REDACTED]"``."""
+"""What gets scrubbed: secret-looking names, and credentials inside any text. No OpenTelemetry.
+
+Two rule sets, both on by default (``Limits.redact``):
+
+- **Names.** An argument, mapping key, ``attributes=`` / ``trace.annotate`` key
+  or ``name=value`` inside text whose name looks secret has its value
+  replaced by ``"[REDACTED]"``. Names are split into words at separators and
+  camelCase, then: ``password``/``passwd``/``passphrase`` anywhere; a word among
+  `SECRET_WORDS`; a name ending in ``token``, ``auth`` or ``session``; or a
+  pair such as ``api key``, ``private key``, ``session id`` (`SECRET_PAIRS`).
+  So ``token``, ``X-Auth-Token``, ``sessionId``, ``csrf``, ``Set-Cookie``,
+  ``OPENAI_API_KEY`` are secret; ``max_tokens``, ``token_count``, ``key``,
+  ``author`` are not. ``Limits.redact_patterns`` adds regexes.
+- **Formats.** Credentials found inside any string (prompts, reprs,
+  exception messages, tracebacks, CLI messages) are replaced by
+  ``[REDACTED:<kind>]``, the kind naming what was removed (`VALUE_RULES`):
+  provider keys, bearer / basic credentials, JWTs, URL passwords (user and
+  host kept), cloud and VCS tokens, private-key blocks.
+  ``Limits.redact_value_patterns`` adds regexes (kind ``custom``).
+
+``Limits.redact_allow`` lists names (compared case- and separator-insensitively)
+that are never secret, and format kinds that are not scrubbed. Cost: names are
+classified once each (cached); a string is searched only when a cheap
+substring test says it could hold a credential.
+"""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import itertools
 import re
+from collections.abc import Callable
 from typing import Final
 
 from flow_xray.serialize.limits import Limits
 
 REDACTED: Final = "[REDACTED]"
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-_SECRET_WORDS: Final = frozenset(
+_SEPARATORS = re.compile(r"[^0-9a-z]+")
+SECRET_WORDS: Final = frozenset(
     {
-        *("secret", "secrets", "apikey", "apikeys", "authorization"),
-        *("cookie", "cookies", "credential", "credentials"),
-        *("accesstoken", "refreshtoken", "privatekey"),
+        *("secret", "secrets", "apikey", "apikeys", "authorization", "bearer"),
+        *("cookie", "cookies", "credential", "credentials", "pwd", "passwd"),
+        *("accesstoken", "refreshtoken", "authtoken", "privatekey", "secretkey"),
+        *("jwt", "csrf", "xsrf", "csrftoken", "xsrftoken", "sessionid", "sessid"),
     }
 )
-_SECRET_PAIRS: Final = frozenset(
+# A name ending in one of these words: ``auth_token``, ``id_token``, ``basic_auth``,
+# ``user_session``. Not when another word follows (``token_count``, ``auth_method``).
+SECRET_LAST_WORDS: Final = frozenset({"token", "auth", "session"})
+SECRET_PAIRS: Final = frozenset(
     {("api", "key"), ("api", "keys"), ("access", "token"), ("refresh", "token")}
-    | {("private", "key")}
+    | {("private", "key"), ("session", "id"), ("session", "key"), ("session", "token")}
+    | {(owner, "key") for owner in ("secret", "signing", "encryption", "master", "client")}
+    | {(owner, "key") for owner in ("auth", "ssh", "account", "access")}
 )
-# Per pattern set: name -> verdict. Argument and key names repeat endlessly, so
-# the classification is computed once per name.
-_SECRET_CACHE: dict[tuple[str, ...], dict[str, bool]] = {}
 _CACHE_CAP: Final = 4096
 _NAME_CAP: Final = 256
+# Per (extra patterns, allow-list): name -> verdict. Names repeat endlessly.
+_SECRET_CACHE: dict[tuple[tuple[str, ...], tuple[str, ...]], dict[str, bool]] = {}
 
 
-def _classify(name: str, patterns: tuple[str, ...]) -> bool:
+def normalized_name(name: str) -> str:
+    """``name`` lowercased without separators: how allow-list entries are compared."""
+    return _SEPARATORS.sub("", name.lower())
+
+
+def _classify(name: str, limits: Limits) -> bool:
     lowered = name.lower()
-    if "password" in lowered or "passwd" in lowered:
+    if limits.redact_allow and normalized_name(name) in _allowed(limits):
+        return False
+    if "password" in lowered or "passwd" in lowered or "passphrase" in lowered:
         return True
     words = [w.lower() for w in _WORD.findall(name)]
-    if any(w in _SECRET_WORDS for w in words):
+    if not words:
+        return False
+    if words[-1] in SECRET_LAST_WORDS or any(w in SECRET_WORDS for w in words):
         return True
-    if any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words)):
+    if "".join(words) in SECRET_WORDS:
         return True
-    return any(re.search(p, name, re.IGNORECASE) for p in patterns)
+    if any(pair in SECRET_PAIRS for pair in itertools.pairwise(words)):
+        return True
+    return any(re.search(p, name, re.IGNORECASE) for p in limits.redact_patterns)
+
+
+def _allowed(limits: Limits) -> frozenset[str]:
+    return frozenset(normalized_name(a) for a in limits.redact_allow)
 
 
 def secret_name_cache(limits: Limits) -> dict[str, bool]:
-    """The name -> verdict cache for these limits' patterns (names repeat endlessly)."""
-    cache = _SECRET_CACHE.get(limits.redact_patterns)
+    """The name -> verdict cache for these limits' patterns and allow-list."""
+    key = (limits.redact_patterns, limits.redact_allow)
+    cache = _SECRET_CACHE.get(key)
     if cache is None:
         if len(_SECRET_CACHE) > 64:
             _SECRET_CACHE.clear()
-        cache = _SECRET_CACHE[limits.redact_patterns] = {}
+        cache = _SECRET_CACHE[key] = {}
     return cache
 
 
 def is_secret_name(name: str, limits: Limits) -> bool:
     """Tell whether a value stored under `name` is replaced by `REDACTED` under `limits`.
 
-    Names are split into words at separators and camelCase boundaries, so
-    ``OPENAI_API_KEY``, ``X-Api-Key``, ``dbPassword`` and ``client_secret`` are
-    secret while ``max_tokens`` and ``prompt_tokens`` are not. Always False
-    when `limits.redact` is off.
+    ``OPENAI_API_KEY``, ``X-Auth-Token``, ``dbPassword``, ``session_id`` and
+    ``client_secret`` are secret; ``max_tokens`` and ``prompt_tokens`` are not.
+    Always False when `limits.redact` is off.
     """
     if not limits.redact or not isinstance(name, str):
         return False
     cache = secret_name_cache(limits)
     verdict = cache.get(name)
     if verdict is None:
-        verdict = _classify(name[:_NAME_CAP], limits.redact_patterns)
+        verdict = _classify(name[:_NAME_CAP], limits)
         if len(name) <= _NAME_CAP:
             if len(cache) >= _CACHE_CAP:
                 cache.clear()
             cache[name] = verdict
     return verdict
+
+
+# --- credential formats inside text -------------------------------------------
+def _marker(kind: str) -> str:
+    return f"[REDACTED:{kind}]"
+
+
+def _basic(match: re.Match[str]) -> str:
+    """``Basic <base64>`` only when it decodes to ``user:password`` (not the word "Basic")."""
+    try:
+        decoded = base64.b64decode(match.group(3) + "==", validate=False)
+    except (binascii.Error, ValueError):
+        return match.group(0)
+    if b":" not in decoded:
+        return match.group(0)
+    return f"{match.group(1)}{match.group(2)}{_marker('basic-auth')}"
+
+
+def _bearer(match: re.Match[str]) -> str:
+    token = match.group(3)
+    if len(token) < 20 and not any(c.isdigit() for c in token):
+        return match.group(0)  # prose ("Bearer authentication"), not a token
+    return f"{match.group(1)}{match.group(2)}{_marker('bearer')}"
+
+
+_Replace = Callable[[re.Match[str]], str]
+
+
+def _fixed(kind: str) -> _Replace:
+    text = _marker(kind)
+    return lambda match: text
+
+
+# (kind, substrings one of which the text must contain, pattern, replacement);
+# applied in this order, so the more specific kinds name what they removed.
+VALUE_RULES: Final[tuple[tuple[str, tuple[str, ...], re.Pattern[str], _Replace], ...]] = (
+    (
+        "private-key",
+        ("-----BEGIN",),
+        re.compile(
+            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+            r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+            re.DOTALL,
+        ),
+        _fixed("private-key"),
+    ),
+    (
+        "url-password",
+        ("://",),
+        re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@'\"<>]*):[^\s/?#@'\"<>]+@"),
+        lambda m: f"{m.group(1)}:{_marker('url-password')}@",
+    ),
+    (
+        "anthropic-key",
+        ("sk-ant-",),
+        re.compile(r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{16,}"),
+        _fixed("anthropic-key"),
+    ),
+    (
+        "openai-key",
+        ("sk-",),
+        re.compile(r"(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,}"),
+        _fixed("openai-key"),
+    ),
+    (
+        "stripe-key",
+        ("_live_", "_test_"),
+        re.compile(r"(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}"),
+        _fixed("stripe-key"),
+    ),
+    (
+        "github-token",
+        ("ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_"),
+        re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
+        _fixed("github-token"),
+    ),
+    (
+        "slack-token",
+        ("xox",),
+        re.compile(r"(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9-]{10,}"),
+        _fixed("slack-token"),
+    ),
+    (
+        "google-api-key",
+        ("AIza",),
+        re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{30,}"),
+        _fixed("google-api-key"),
+    ),
+    (
+        "aws-access-key-id",
+        ("AKIA", "ASIA"),
+        re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])"),
+        _fixed("aws-access-key-id"),
+    ),
+    (
+        "jwt",
+        ("eyJ",),
+        re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+        _fixed("jwt"),
+    ),
+    (
+        "bearer",
+        ("Bearer", "bearer", "BEARER"),
+        re.compile(r"\b(Bearer|bearer|BEARER)(\s+)([A-Za-z0-9._~+/=-]{8,})"),
+        _bearer,
+    ),
+    (
+        "basic-auth",
+        ("Basic", "basic", "BASIC"),
+        re.compile(r"\b(Basic|basic|BASIC)(\s+)([A-Za-z0-9+/]{6,}={0,2})"),
+        _basic,
+    ),
+)
+# ``name=value`` / ``name: value`` inside text, value redacted when the name is secret.
+_ASSIGNMENT_WORDS: Final = (
+    *("pass", "pwd", "secret", "token", "key", "auth", "session"),
+    *("cookie", "jwt", "csrf", "xsrf", "credential"),
+)
+_NAME_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_ASSIGNMENT = re.compile(
+    r"(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,63})(?P<sep>['\"]?[ \t]*[=:][ \t]*)"
+    r"(?:(?P<q>['\"])(?P<quoted>[^'\"\n]{0,512})(?P=q)"
+    r"|(?P<bare>(?:(?i:bearer|basic|token|digest)[ \t]+)?[^\s'\",;&)}\]]+))"
+)
+
+
+def _assignments(text: str, limits: Limits) -> str:
+    """Redact the values of ``secret_name=value`` pairs inside ``text``."""
+    lowered = text.lower()
+    starts: set[int] = set()
+    for word in _ASSIGNMENT_WORDS:
+        i = lowered.find(word)
+        while i != -1:
+            start = i
+            while start > 0 and text[start - 1] in _NAME_CHARS and i - start < 64:
+                start -= 1
+            starts.add(start)
+            i = lowered.find(word, i + 1)
+    cuts: list[tuple[int, int]] = []
+    for start in sorted(starts):
+        if cuts and start < cuts[-1][1]:
+            continue
+        match = _ASSIGNMENT.match(text, start)
+        if match is None or not is_secret_name(match.group("name"), limits):
+            continue
+        group = "quoted" if match.group("q") else "bare"
+        value = match.group(group)
+        if not value or "[REDACTED" in value:
+            continue
+        cuts.append((match.start(group), match.end(group)))
+    if not cuts:
+        return text
+    out, last = [], 0
+    for begin, end in cuts:
+        out += [text[last:begin], REDACTED]
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _custom_rules(limits: Limits) -> tuple[re.Pattern[str], ...]:
+    key = limits.redact_value_patterns
+    rules = _CUSTOM_CACHE.get(key)
+    if rules is None:
+        if len(_CUSTOM_CACHE) > 16:
+            _CUSTOM_CACHE.clear()
+        rules = _CUSTOM_CACHE[key] = tuple(re.compile(p) for p in key)
+    return rules
+
+
+_CUSTOM_CACHE: dict[tuple[str, ...], tuple[re.Pattern[str], ...]] = {}
+
+
+def scrub_text(text: str, limits: Limits) -> str:
+    """``text`` with every credential of `VALUE_RULES` (and ``name=value`` secret) replaced.
+
+    Returns ``text`` itself when nothing was found or ``limits.redact`` is off.
+
+    Example:
+        >>> scrub_text("postgres://app:hunter2@db:5432/x", Limits())
+        'postgres://app:[REDACTED:url-password]@db:5432/x'
+    """
+    if not limits.redact or len(text) < 8:
+        return text
+    allow = limits.redact_allow
+    for kind, triggers, pattern, replace in VALUE_RULES:
+        if any(t in text for t in triggers) and not (allow and kind in allow):
+            text = pattern.sub(replace, text)
+    if ("=" in text or ":" in text) and not (allow and "key=value" in allow):
+        text = _assignments(text, limits)
+    for pattern in _custom_rules(limits) if limits.redact_value_patterns else ():
+        text = pattern.sub(_marker("custom"), text)
+    return text

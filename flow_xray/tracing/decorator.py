@@ -24,6 +24,7 @@ from flow_xray.errors import Terminated
 from flow_xray.llm.streams import StreamUsage, stream_usage_for
 from flow_xray.llm.usage import Usage
 from flow_xray.serialize.limits import get_limits
+from flow_xray.serialize.text import writable
 from flow_xray.tracing.binding import Binder, make_binder
 from flow_xray.tracing.options import TraceOptions
 from flow_xray.tracing.recording import (
@@ -52,7 +53,7 @@ class _Spec:
     __slots__ = ("binder", "capture_output", "is_llm", "name", "static_attributes")
 
     def __init__(self, func: Callable[..., Any], options: TraceOptions) -> None:
-        self.name = options.name or _default_name(func)
+        self.name = writable(options.name or _default_name(func))
         self.capture_output = options.capture_output
         self.is_llm = options.kind == "llm"
         self.binder: Binder | None = (
@@ -60,11 +61,11 @@ class _Spec:
         )
         static: dict[str, Any] = {
             attr.SPAN_KIND: options.kind.upper(),
-            attr.CODE_FUNCTION: getattr(func, "__qualname__", self.name),
+            attr.CODE_FUNCTION: writable(str(getattr(func, "__qualname__", self.name))),
         }
         code = getattr(inspect.unwrap(func), "__code__", None)
         if code is not None:
-            static[attr.CODE_FILE] = _source_path(code.co_filename)
+            static[attr.CODE_FILE] = writable(_source_path(code.co_filename))
             static[attr.CODE_LINE] = code.co_firstlineno
         if options.kind in _OPERATIONS:
             static[attr.GEN_AI_OPERATION_NAME] = _OPERATIONS[options.kind]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from flow_xray.errors import TraceFileError
 from flow_xray.files import write_text_atomic
+from flow_xray.serialize.text import has_unwritable, writable, writable_data
 from flow_xray.tree.accounting import analyze
 
 if TYPE_CHECKING:
@@ -346,8 +347,17 @@ class TraceResult:
         return result
 
     def to_json(self, indent: int | None = None) -> str:
-        """Return the JSON envelope as text (``default=repr`` keeps odd values readable)."""
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, default=repr)
+        """Return the JSON envelope as text (``default=repr`` keeps odd values readable).
+
+        Lone surrogates (from spans other instrumentations wrote) come out as
+        visible ``\\udcXX`` escapes, so the text always encodes as UTF-8.
+        """
+        data = self.to_dict()
+        text = json.dumps(data, indent=indent, ensure_ascii=False, default=repr)
+        if has_unwritable(text):
+            escaped = writable_data(data)
+            text = writable(json.dumps(escaped, indent=indent, ensure_ascii=False, default=repr))
+        return text
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the JSON envelope to ``path``."""
@@ -403,6 +413,8 @@ class TraceResult:
         if static is not None:
             data = static.merge(self).annotate(data)
         html = trace_to_html(data, title=title)
+        if has_unwritable(html):  # surrogates from foreign spans: shown as escapes
+            html = writable(trace_to_html(writable_data(data), title=writable(title)))
         if path is not None:
             write_text_atomic(path, html)
         return html

@@ -62,8 +62,8 @@ def restore_limits() -> Iterator[None]:
 
 # --- limits ------------------------------------------------------------------
 def test_default_limits_are_the_documented_caps() -> None:
-    """Defaults: 8 KiB per value, 64 KiB per span, depth 8, 200 items, 4096 chars, redaction on."""
-    assert dataclasses.astuple(Limits()) == (8192, 65536, 8, 200, 4096, True, ())
+    """Defaults: 8 KiB per value, 64 KiB per span, depth 8, 200 items, 8192 chars, redaction on."""
+    assert dataclasses.astuple(Limits()) == (8192, 65536, 8, 200, 8192, True, (), (), ())
 
 
 def test_set_limits_replaces_fields_and_get_limits_returns_them(restore_limits: None) -> None:
@@ -275,26 +275,26 @@ def test_attribute_magic_does_not_fake_known_shapes() -> None:
 def test_long_strings_are_cut_with_a_marker() -> None:
     """A string longer than max_string keeps its first max_string chars plus the marker."""
     out = to_jsonable(["x" * 10_000], Limits(max_string=100))
-    assert out == ["x" * 100 + TRUNCATION_MARKER]
+    assert out == ["x" * 100 + "…[truncated 9,900 chars]"]
 
 
 def test_long_lists_end_with_a_count_marker() -> None:
     """Past max_items a list stops with a marker item saying how many were left out."""
     out = to_jsonable(list(range(50)), Limits(max_items=10))
-    assert out == [*range(10), f"{TRUNCATION_MARKER} +40 more items"]
+    assert out == [*range(10), "…[truncated] +40 more items"]
 
 
 def test_long_dicts_end_with_a_count_marker() -> None:
     """Past max_items a dict stops with a marker key saying how many keys were left out."""
     out = to_jsonable({f"k{i}": i for i in range(50)}, Limits(max_items=10))
     assert len(out) == 11
-    assert out[TRUNCATION_MARKER] == "+40 more keys"
+    assert out["…[truncated]"] == "+40 more keys"
 
 
 def test_large_sets_keep_the_smallest_items() -> None:
     """A set over max_items keeps its max_items smallest elements, in order, then a marker."""
     out = to_jsonable(set(range(1000, 0, -1)), Limits(max_items=3))
-    assert out == [1, 2, 3, f"{TRUNCATION_MARKER} +997 more items"]
+    assert out == [1, 2, 3, "…[truncated] +997 more items"]
 
 
 def test_deep_nesting_is_cut_with_a_marker() -> None:
@@ -303,7 +303,7 @@ def test_deep_nesting_is_cut_with_a_marker() -> None:
     for _ in range(20):
         value = [value]
     out = to_jsonable(value, Limits(max_depth=3))
-    assert out == [[["<list len=1>" + TRUNCATION_MARKER]]]
+    assert out == [[["<list len=1>…[truncated]"]]]
 
 
 def test_self_referencing_containers_become_cycle() -> None:
@@ -334,7 +334,7 @@ def test_max_bytes_counts_utf8_bytes() -> None:
     """The byte cap counts UTF-8 bytes, so multi-byte text is cut earlier than ASCII."""
     text, _ = encode_output({"s": "é" * 5000}, DEFAULT, 300)
     assert utf8_size(text) <= 300
-    assert strict_loads(text)["s"].endswith(TRUNCATION_MARKER)
+    assert strict_loads(text)["s"].endswith(f"{TRUNCATION_MARKER} {5000 - 128:,} chars]")
 
 
 @pytest.mark.parametrize("max_bytes", [2, 5, 16, 17, 40])
@@ -352,10 +352,10 @@ def test_escape_heavy_strings_still_fit() -> None:
     assert TRUNCATION_MARKER in text
 
 
-def test_lone_surrogates_still_give_utf8_encodable_json() -> None:
-    """Strings holding lone surrogates become JSON that encodes to UTF-8."""
-    text = encode_inputs({"x": "a\ud800b", "y": {"z": "\udfff"}}, DEFAULT, 1000)
-    assert strict_loads(text)["x"] == "a\ud800b"
+def test_lone_surrogates_become_visible_escapes() -> None:
+    """Lone surrogates (not UTF-8) in values and keys come out as their visible escapes."""
+    text = encode_inputs({"x": "a\ud800b", "y": {"z\udc80": "\udfff"}}, DEFAULT, 1000)
+    assert strict_loads(text) == {"x": "a\\ud800b", "y": {"z\\udc80": "\\udfff"}}
     assert utf8_size(text) <= 1000
 
 
@@ -363,7 +363,10 @@ def test_five_megabyte_string_is_capped() -> None:
     """A 5 MB string argument comes out within the caps, with the marker."""
     text = encode_inputs({"doc": "z" * 5_000_000}, DEFAULT, 8192)
     assert utf8_size(text) <= 8192
-    assert strict_loads(text)["doc"] == "z" * 4096 + TRUNCATION_MARKER
+    doc = strict_loads(text)["doc"]
+    assert doc.startswith("z" * 8000) and doc.endswith(" chars]")
+    kept = doc.index(TRUNCATION_MARKER)
+    assert doc[kept:] == f"…[truncated {5_000_000 - kept:,} chars]"
 
 
 def test_million_element_list_is_capped() -> None:
@@ -371,7 +374,7 @@ def test_million_element_list_is_capped() -> None:
     text = encode_inputs({"xs": list(range(1_000_000))}, DEFAULT, 8192)
     xs = strict_loads(text)["xs"]
     assert xs[:3] == [0, 1, 2]
-    assert xs[-1] == f"{TRUNCATION_MARKER} +{1_000_000 - len(xs) + 1} more items"
+    assert xs[-1] == f"…[truncated] +{1_000_000 - len(xs) + 1} more items"
 
 
 # --- hostile objects ---------------------------------------------------------
@@ -417,7 +420,7 @@ def test_safe_repr_reports_a_failing_repr() -> None:
 
 def test_safe_repr_caps_length() -> None:
     """safe_repr cuts to max_chars and appends the marker."""
-    assert safe_repr("a" * 50, 10) == "'aaaaaaaaa" + TRUNCATION_MARKER
+    assert safe_repr("a" * 50, 10) == "'aaaaaaaaa…[truncated]"
 
 
 def test_bad_repr_and_str_are_contained() -> None:
@@ -495,10 +498,15 @@ SECRET_NAMES = [
     *("access_token", "refresh_token", "cookie", "private_key", "credential", "credentials"),
     *("OPENAI_API_KEY", "db_password", "X-Api-Key", "Authorization", "client_secret"),
     *("apiKey", "dbPassword", "Set-Cookie", "AWS_SECRET_ACCESS_KEY"),
+    # issue 12: the shapes 0.2.0's ten names missed
+    *("token", "auth_token", "session_id", "sessionid", "sessionId", "jwt", "X-Auth-Token"),
+    *("x-api-key", "csrf", "xsrf", "csrftoken", "XSRF-TOKEN", "pwd", "db_pwd", "id_token"),
+    *("secret_key", "signing_key", "basic_auth", "session", "bearer", "passphrase"),
 ]
 PLAIN_NAMES = [
     *("max_tokens", "prompt_tokens", "completion_tokens", "tokens", "token_count"),
-    *("total_tokens", "token", "secretary", "author", "keys", "key", "cookbook", "access"),
+    *("total_tokens", "token_type", "secretary", "author", "keys", "key", "cookbook", "access"),
+    *("tokenizer", "input_tokens", "auth_method", "session_count", "monkey", "passenger"),
 ]
 
 
@@ -572,7 +580,7 @@ def test_long_string_output_is_cut_by_bytes() -> None:
     text, mime = encode_output("日本" * 1000, DEFAULT, 100)
     assert mime == "text/plain"
     assert utf8_size(text) <= 100
-    assert text.endswith(TRUNCATION_MARKER)
+    assert text.endswith(f"{TRUNCATION_MARKER} {2000 - len(text.partition('…')[0]):,} chars]")
 
 
 def test_other_output_is_json() -> None:
@@ -654,3 +662,23 @@ plain_values = st.recursive(
 def test_fast_path_agrees_with_the_full_walk(args: dict[str, Any]) -> None:
     """Plain JSON-like arguments encode to exactly what to_jsonable gives."""
     assert json.loads(encode_inputs(args, DEFAULT, 8192)) == to_jsonable(args, DEFAULT)
+
+
+# --- credentials inside text ---------------------------------------------------
+def test_credentials_inside_strings_are_scrubbed_and_named() -> None:
+    """A key inside a prompt is replaced by a marker naming its kind; the text around stays."""
+    prompt = "use sk-proj-abcdefghijklmnopqrstuvwxyz0123 to call"
+    text = encode_inputs({"prompt": prompt, "n": 1}, DEFAULT, 1000)
+    assert strict_loads(text) == {"prompt": "use [REDACTED:openai-key] to call", "n": 1}
+
+
+def test_allow_list_and_off_switch(restore_limits: None) -> None:
+    """set_redaction(allow=...) keeps listed names and kinds; enabled=False keeps everything."""
+    from flow_xray import set_redaction
+
+    args = {"session_id": "s-1", "dsn": "postgres://u:pw@h/db", "password": "x"}
+    set_redaction(allow=("Session-ID", "url-password"))
+    kept = strict_loads(encode_inputs(args, get_limits(), 1000))
+    assert kept == {"session_id": "s-1", "dsn": "postgres://u:pw@h/db", "password": REDACTED}
+    set_redaction(enabled=False)
+    assert strict_loads(encode_inputs(args, get_limits(), 1000)) == args

@@ -1,0 +1,18 @@
+"""Fixtures for the reliability suite: the process-wide limits restored after each test."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+import pytest
+
+from flow_xray.serialize import Limits, get_limits, set_limits
+
+
+@pytest.fixture
+def restore_limits() -> Iterator[None]:
+    """Whatever a test sets with ``set_limits`` / ``set_redaction`` is undone after it."""
+    saved = get_limits()
+    yield
+    set_limits(**{f.name: getattr(saved, f.name) for f in dataclasses.fields(Limits)})

@@ -143,7 +143,7 @@ def _picked(
         node, parent, anchor = stack.pop()
         count += 1
         if (
-            node.meta
+            node.has_meta()
             or node.status != "ok"
             or node.usage_counted is not None
             or node.error_origin is not None

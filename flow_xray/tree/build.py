@@ -12,14 +12,14 @@ from __future__ import annotations
 import gc
 import json
 import json.scanner
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import attrgetter
 from typing import Any
 
 from flow_xray import attributes as attr
 from flow_xray.llm.pricing import cost_usd
 from flow_xray.tree.accounting import analyze
-from flow_xray.tree.model import TraceNode, TraceResult
+from flow_xray.tree.model import TraceNode, TraceResult, lazy_nodes
 from flow_xray.tree.readers import error_text, promote_messages
 from flow_xray.tree.spans import SpanRecord, SpanStore
 
@@ -55,32 +55,76 @@ def build_result(records: Iterable[SpanRecord]) -> TraceResult:
     return result
 
 
-def _build(spans: Iterable[SpanRecord], origin: int, store: SpanStore | None) -> TraceResult:
+def _build(spans: Sequence[SpanRecord], origin: int, store: SpanStore | None) -> TraceResult:
     # One node per span id: a repeated id (say, a re-sent batch) keeps the
-    # earliest-starting record (the first one given, on a tie).
-    nodes: dict[str, TraceNode] = {}
-    starts: dict[str, int] = {}
-    for record in spans:
-        span_id = record.span_id
-        seen = starts.get(span_id)
-        if seen is None or record.start_ns < seen:
-            starts[span_id] = record.start_ns
-            nodes[span_id] = to_node(record, origin)
+    # earliest-starting record (the first one given, on a tie). A store's spans
+    # become `LazyNode`s (details decoded on first use); other records are
+    # built at once. Span ids are keyed as ints where they are hex (all rows are).
+    if store is not None:
+        ids, parent_ids, row_starts, names, statuses = store.columns()
+        records: Sequence[SpanRecord] = store.appended
+        keys: list[Any] = list(ids)
+        parent_keys: list[Any] = list(parent_ids)
+        starts: list[int] = list(row_starts)
+    else:
+        records, names, statuses = spans, [], []
+        keys, parent_keys, starts = [], [], []
+    keys.extend(_key(r.span_id) for r in records)
+    parent_keys.extend(_key(r.parent_id) if r.parent_id else 0 for r in records)
+    starts.extend(r.start_ns for r in records)
+    index: dict[Any, int] = dict(zip(keys, range(len(keys)), strict=True))
+    kept = list(range(len(keys)))
+    if len(index) < len(keys):  # repeated ids: keep the earliest of each
+        index, kept, first = {}, [], list[int]()
+        for at, (key, start) in enumerate(zip(keys, starts, strict=True)):
+            _keep(index, kept, first, key, at, start)
+        parent_keys = [parent_keys[at] for at in kept]
+        keys = [keys[at] for at in kept]
+        starts = first
+    nodes: list[TraceNode]
+    if store is not None:
+        names = [*names, *(r.name for r in records)]
+        statuses = [*statuses, *(r.status for r in records)]
+        nodes = lazy_nodes(
+            _RowSource(store, origin),
+            kept,
+            names,
+            [_node_status(s) for s in statuses],
+            _with_meta(store),
+        )
+        del names, statuses
+    else:
+        nodes = [to_node(spans[at], origin) for at in kept]
+    parents = [index.get(key, -1) if key else -1 for key in parent_keys]
+    for at, parent in enumerate(parents):
+        if parent == at:  # its own parent
+            parents[at] = -1
+    if store is not None and store.dropped:
+        found = _Kept(index)
+        for at, parent in enumerate(parents):
+            key = parent_keys[at]
+            if parent < 0 and key:
+                nearest = store.nearest_kept_parent(_hex(key), found)
+                parents[at] = index.get(_key(nearest), -1) if nearest else -1
+    del parent_keys
+    _cut_cycles(nodes, parents)
+    # Children and roots in start order: link them in the order of their start
+    # times (the span id breaks a tie).
+    order = sorted(range(len(nodes)), key=starts.__getitem__)
+    if len(set(starts)) < len(starts):
+
+        def span_id(at: int) -> str:
+            return _hex(keys[at])
+
+        _break_ties(order, starts, span_id)
     del starts
-    ordered = list(nodes.values())
-    index = {node.span_id: i for i, node in enumerate(ordered)}
-    parents = [_parent_index(node, index, nodes, store) for node in ordered]
-    _cut_cycles(ordered, parents)
     roots: list[TraceNode] = []
-    for node, parent in zip(ordered, parents, strict=True):
+    for at in order:
+        parent = parents[at]
         if parent < 0:
-            roots.append(node)
+            roots.append(nodes[at])
         else:
-            ordered[parent].children.append(node)
-    for node in ordered:
-        if len(node.children) > 1:
-            node.children.sort(key=_ORDER)
-    roots.sort(key=_ORDER)
+            nodes[parent].children.append(nodes[at])
     analyze(roots)
     result = TraceResult(roots=roots)
     if store is not None:
@@ -91,18 +135,89 @@ def _build(spans: Iterable[SpanRecord], origin: int, store: SpanStore | None) ->
 _ORDER = attrgetter("start_ms", "span_id")
 
 
-def _parent_index(
-    node: TraceNode, index: Mapping[str, int], nodes: Mapping[str, Any], store: SpanStore | None
-) -> int:
-    """The position of ``node``'s parent (its nearest kept ancestor), or -1 for a root."""
-    parent_id = node.parent_id
-    if not parent_id or parent_id == node.span_id:
-        return -1
-    at = index.get(parent_id)
-    if at is None and store is not None:
-        kept = store.nearest_kept_parent(parent_id, nodes)
-        at = index.get(kept) if kept is not None else None
-    return -1 if at is None else at
+def _break_ties(order: list[int], starts: Sequence[int], span_id: Callable[[int], str]) -> None:
+    """Within each run of equal start times in ``order``, order by span id."""
+    run = 0
+    for at in range(1, len(order) + 1):
+        if at == len(order) or starts[order[at]] != starts[order[run]]:
+            if at - run > 1:
+                order[run:at] = sorted(order[run:at], key=span_id)
+            run = at
+
+
+_NODE_STATUS = {"ERROR": "error"}
+
+
+def _node_status(status: str) -> str:
+    """A node's ``status`` from its span's status code name."""
+    return _NODE_STATUS.get(status, "ok")
+
+
+def _keep(
+    index: dict[Any, int], kept: list[int], starts: list[int], key: Any, at: int, start: int
+) -> None:
+    """Record span ``key`` found at ``at`` unless an earlier-starting one has the same id."""
+    seen = index.get(key)
+    if seen is None:
+        index[key] = len(kept)
+        kept.append(at)
+        starts.append(start)
+    elif start < starts[seen]:
+        kept[seen] = at
+        starts[seen] = start
+
+
+def _key(span_id: str) -> Any:
+    """A span id as the builder keys it: its number when it is hex, else the text."""
+    if len(span_id) == 16:
+        try:
+            return int(span_id, 16)
+        except ValueError:
+            pass
+    return span_id
+
+
+def _hex(key: Any) -> str:
+    return format(key, "016x") if isinstance(key, int) else str(key)
+
+
+class _Kept:
+    """The span ids that have a node (for `SpanStore.nearest_kept_parent`)."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: Mapping[Any, int]) -> None:
+        self.index = index
+
+    def __contains__(self, span_id: object) -> bool:
+        return isinstance(span_id, str) and _key(span_id) in self.index
+
+
+class _RowSource:
+    """Decodes a `LazyNode`'s details from its row of the store (with `to_node`)."""
+
+    __slots__ = ("origin", "store")
+
+    def __init__(self, store: SpanStore, origin: int) -> None:
+        self.store = store
+        self.origin = origin
+
+    def node(self, at: int) -> TraceNode:
+        return to_node(self.store[at], self.origin)
+
+
+def _with_meta(store: SpanStore) -> set[int]:
+    """The store's spans whose attributes make a non-empty ``meta`` (usage or annotations)."""
+    shapes = store.shapes()
+    flagged = {id(shape) for shape in {id(s): s for s in shapes}.values() if _meta_keys(shape[2])}
+    found = {row for row, shape in enumerate(shapes) if id(shape) in flagged} if flagged else set()
+    found.update(len(shapes) + i for i, r in enumerate(store.appended) if _meta_keys(r.attributes))
+    return found
+
+
+def _meta_keys(keys: Iterable[str]) -> bool:
+    keys = tuple(keys)
+    return not _USAGE_KEYS.isdisjoint(keys) or any(k.startswith(attr.META_PREFIX) for k in keys)
 
 
 def _cut_cycles(nodes: Sequence[TraceNode], parents: list[int]) -> None:
@@ -159,7 +274,7 @@ def to_node(record: SpanRecord, origin_ns: int) -> TraceNode:
         traceback=stack,
         latency_ms=None if end_ns is None else (end_ns - record.start_ns) / 1e6,
         start_ms=(record.start_ns - origin_ns) / 1e6,
-        status="error" if record.status == "ERROR" else "ok",
+        status=_node_status(record.status),
         incomplete=end_ns is None or consumed.get(attr.INCOMPLETE) is True,
         trace_id=record.trace_id,
         span_id=record.span_id,

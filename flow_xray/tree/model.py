@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from flow_xray.errors import TraceFileError
 from flow_xray.files import write_text_atomic
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 
 
-@dataclass(eq=False, kw_only=True)
+@dataclass(eq=False, kw_only=True, slots=True)
 class TraceNode:
     """One call: a span with its inputs, output, error, timing and LLM metadata.
 
@@ -100,6 +100,10 @@ class TraceNode:
         return True
 
     __hash__ = None  # type: ignore[assignment]
+
+    def has_meta(self) -> bool:
+        """Whether ``meta`` holds anything (without loading a lazily built node's details)."""
+        return bool(self.meta)
 
     def __iter__(self) -> Iterator[TraceNode]:
         """Yield this node and its descendants in pre-order (iteratively)."""
@@ -193,6 +197,139 @@ def _check_types(kwargs: Mapping[str, Any], where: str) -> None:
         if expected is not None and not isinstance(value, expected):
             names = " or ".join("null" if t is type(None) else t.__name__ for t in expected)
             raise TraceFileError(f"trace node {where}: {key!r} must be {names}, got {value!r:.60}")
+
+
+class NodeSource(Protocol):
+    """Where a `LazyNode` gets its details: the span it was built from."""
+
+    def node(self, at: int) -> TraceNode:
+        """The fully built node for position ``at``."""
+
+
+# Fields a `LazyNode` fills from its span on first use; the others are set when it is built.
+LAZY_FIELDS = (
+    "id",
+    "kind",
+    "inputs",
+    "output",
+    "error",
+    "traceback",
+    "latency_ms",
+    "start_ms",
+    "incomplete",
+    "trace_id",
+    "span_id",
+    "parent_id",
+    "pid",
+    "meta",
+    "attributes",
+    "events",
+)
+
+
+class _Deferred:
+    """A field of `LazyNode`: its slot, filled from the span first while the node is unfilled."""
+
+    __slots__ = ("slot",)
+
+    def __init__(self, slot: Any) -> None:
+        self.slot = slot
+
+    def __get__(self, node: Any, owner: Any = None) -> Any:
+        if node is None:
+            return self
+        if node._source is not None:
+            node.fill()
+        return self.slot.__get__(node, owner)
+
+    def __set__(self, node: Any, value: Any) -> None:
+        if node._source is not None:
+            node.fill()
+        self.slot.__set__(node, value)
+
+    def __delete__(self, node: Any) -> None:
+        if node._source is not None:
+            node.fill()
+        self.slot.__delete__(node)
+
+
+class LazyNode(TraceNode):
+    """A `TraceNode` built from a captured span whose details are decoded on first use.
+
+    A million-call trace builds its tree in seconds and small because only the
+    tree (``name``, ``status``, ``children`` and the accounting fields) is made
+    up front; reading or writing any other field (``inputs``, ``attributes``,
+    ``id``, ...) first fills them all from the span, once. A node whose span
+    carries metadata is filled when built. It is a `TraceNode` in every other
+    way: equal to an eager node with the same fields, picklable, mutable.
+    """
+
+    __slots__ = ("_at", "_source")
+    _at: int
+    _source: NodeSource | None
+
+    def fill(self) -> None:
+        """Decode the fields from the span (a no-op once done)."""
+        source = self._source
+        if source is None:
+            return
+        full = source.node(self._at)
+        self._source = None
+        for name in LAZY_FIELDS:
+            slot = _SLOTS[name]
+            slot.__set__(self, slot.__get__(full, TraceNode))
+
+    def has_meta(self) -> bool:
+        # Unfilled means no metadata: nodes with some are filled when built.
+        return self._source is None and bool(self.meta)
+
+    def __getstate__(self) -> Any:
+        self.fill()
+        return object.__getstate__(self)  # type: ignore[attr-defined]
+
+    def __setstate__(self, state: Any) -> None:
+        self._source = None
+        _, slots = state
+        for name, value in slots.items():
+            setattr(self, name, value)
+
+
+_SLOTS = {name: TraceNode.__dict__[name] for name in LAZY_FIELDS}
+for _name in LAZY_FIELDS:
+    setattr(LazyNode, _name, _Deferred(_SLOTS[_name]))
+
+
+def lazy_nodes(
+    source: NodeSource,
+    positions: Sequence[int],
+    names: Sequence[str],
+    statuses: Sequence[str],
+    filled: Container[int] = (),
+) -> list[TraceNode]:
+    """A `LazyNode` for each of ``positions`` of ``source``, details not yet decoded.
+
+    ``names`` and ``statuses`` are indexed by position; the nodes at positions
+    in ``filled`` (those whose spans carry metadata) are filled at once.
+    """
+    nodes: list[LazyNode] = []
+    add = nodes.append
+    for at in positions:
+        node: LazyNode = _new(LazyNode)
+        node.name = names[at]
+        node.status = statuses[at]
+        node.children = []
+        node.usage_counted = node.usage_note = node.error_origin = node.error_handled = None
+        node._source = source
+        node._at = at
+        add(node)
+    if filled:
+        for node in nodes:
+            if node._at in filled:
+                node.fill()
+    return cast("list[TraceNode]", nodes)
+
+
+_new = object.__new__
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Final, overload
 
@@ -243,7 +243,7 @@ class SpanStore(Sequence[SpanRecord]):
                 self._keep_row(item)
         return self
 
-    def nearest_kept_parent(self, parent_id: str | None, kept: Mapping[str, Any]) -> str | None:
+    def nearest_kept_parent(self, parent_id: str | None, kept: Container[str]) -> str | None:
         """The closest ancestor in ``kept`` of a span whose parent ``parent_id`` was dropped."""
         if not self.dropped:
             return None
@@ -298,6 +298,23 @@ class SpanStore(Sequence[SpanRecord]):
         for index in range(len(self._ids)):
             yield record(index)
         yield from self._others
+
+    def columns(self) -> tuple[array[int], array[int], array[int], list[str], list[str]]:
+        """The rows' span ids, parent ids (0 for none), start times, names and statuses.
+
+        Row ``i`` is item ``i`` of the store; the records appended from elsewhere
+        (`appended`) come after the rows.
+        """
+        return self._ids, self._parents, self._starts, self._names, [s[0] for s in self._shapes]
+
+    @property
+    def appended(self) -> Sequence[SpanRecord]:
+        """The records added with `append` (kept as they are), after the rows."""
+        return self._others
+
+    def shapes(self) -> Sequence[tuple[str, str | None, tuple[str, ...]]]:
+        """Each row's status, status message and attribute keys (one tuple shared by rows alike)."""
+        return self._shapes
 
     def earliest_start(self) -> int | None:
         """The smallest start time, or None when empty."""

@@ -1,0 +1,116 @@
+"""A capture's tree is built lazily (details decoded on first use) and equals the eager build."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import pickle
+
+from flow_xray import trace
+from flow_xray.sdk.processor import get_processor
+from flow_xray.tree.build import build_result
+from flow_xray.tree.model import LazyNode, TraceNode
+from flow_xray.tree.spans import SpanRecord, SpanStore
+
+
+@trace
+def leaf(i: int) -> dict[str, int]:
+    if i == 3:
+        raise KeyError("three")
+    return {"i": i}
+
+
+@trace(kind="llm")
+def chat(prompt: str) -> str:
+    trace.annotate(model="gpt-4o-mini", prompt_tokens=12, completion_tokens=3)
+    return "ok"
+
+
+@trace
+def run(n: int) -> None:
+    chat("hi")
+    for i in range(n):
+        with contextlib.suppress(KeyError):
+            leaf(i)
+
+
+def _store(n: int = 6) -> SpanStore:
+    with trace.capture():  # sets up the SDK side when nothing has yet
+        pass
+    processor = get_processor()
+    collector, token = processor.open_capture()
+    run(n)
+    return processor.close_capture(collector, token)
+
+
+def test_the_store_builds_the_same_tree_as_its_records() -> None:
+    """Lazy nodes from the store equal eager nodes built from the same records, field by field."""
+    store = _store()
+    lazy, eager = build_result(store), build_result(list(store))
+    assert all(isinstance(n, LazyNode) for n in lazy)
+    assert not any(isinstance(n, LazyNode) for n in eager)
+    assert lazy.roots == eager.roots
+    assert [n.to_dict() for n in lazy.roots] == [n.to_dict() for n in eager.roots]
+    assert lazy.totals == eager.totals
+    assert lazy.totals.total_tokens == 15 and lazy.totals.errors == 1
+
+
+def test_details_are_decoded_only_when_read() -> None:
+    """Building leaves plain nodes unfilled; reading any detail fills that node only."""
+    result = build_result(_store())
+    (root,) = result.roots
+    plain = root.children[5]
+    assert plain._source is not None  # type: ignore[attr-defined]
+    assert plain.name == "leaf" and plain.status == "ok"
+    assert plain._source is not None  # type: ignore[attr-defined]
+    assert plain.inputs == {"i": 4} and plain.output == {"i": 4}
+    assert plain._source is None  # type: ignore[attr-defined]
+    assert root.children[6]._source is not None  # type: ignore[attr-defined]
+    # failed nodes and nodes with LLM usage are read by the accounting when built
+    assert "KeyError" in (root.children[4].error or "")
+    # a node with LLM usage is filled when built: the accounting reads it
+    assert root.children[0].meta["model"] == "gpt-4o-mini"
+
+
+def test_writing_a_field_first_keeps_the_others() -> None:
+    """Setting a detail before any read decodes the rest first, then applies the write."""
+    (root,) = build_result(_store()).roots
+    node = root.children[2]
+    node.output = "replaced"
+    assert node.output == "replaced" and node.inputs == {"i": 1} and node.kind == "chain"
+
+
+def test_lazy_nodes_pickle_and_copy_with_every_field() -> None:
+    """A pickled or copied lazy node carries its decoded fields (no reference to the store)."""
+    result = build_result(_store())
+    again = pickle.loads(pickle.dumps(result))
+    assert again.roots == result.roots
+    (root,) = result.roots
+    clone = copy.deepcopy(root.children[1])
+    assert clone == root.children[1] and clone.inputs == {"i": 0}
+
+
+def test_repeated_ids_and_equal_starts_in_a_store() -> None:
+    """A repeated span id keeps the earliest record; equal start times order by span id."""
+    store = SpanStore()
+    keys = ("input.value",)
+    store.add(1, 0xA, 0, "root", 100, 900, "UNSET", None, keys, ('{"a": 1}',))
+    store.add(1, 0x3, 0xA, "late", 200, 300, "UNSET", None, keys, ('{"b": 1}',))
+    store.add(1, 0x2, 0xA, "tie", 200, 300, "UNSET", None, keys, ('{"b": 2}',))
+    store.add(1, 0x3, 0xA, "late", 150, 300, "UNSET", None, keys, ('{"b": 3}',))
+    store.append(SpanRecord(f"{1:032x}", "odd", f"{0xA:016x}", "other", 50, None))
+    (root,) = build_result(store).roots
+    assert [(c.name, c.inputs) for c in root.children] == [
+        ("other", {}),
+        ("late", {"b": 3}),
+        ("tie", {"b": 2}),
+    ]
+    assert root.children[0].incomplete and root.children[0].span_id == "odd"
+    assert build_result(list(store)).roots == [root]
+
+
+def test_an_eager_node_still_equals_and_copies() -> None:
+    """TraceNode itself (slots) keeps 0.2.0's constructor forms, equality and pickling."""
+    node = TraceNode("f", "n1", {"x": 1}, children=[TraceNode(name="g", id="n2")])
+    assert pickle.loads(pickle.dumps(node)) == node
+    assert node.node_id == "n1" and not node.has_meta()

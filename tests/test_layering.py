@@ -44,7 +44,9 @@ RULES: dict[str, Rule] = {
         "none",
         "the trace as plain data (rendered through render/)",
     ),
-    "render": Rule(SHARED | {"render"}, "none", "renderers see plain data only"),
+    "render": Rule(
+        SHARED | {"render", "llm"}, "none", "renderers see plain data only (llm/ reads chat shapes)"
+    ),
     "autodiff": Rule(SHARED | {"autodiff", "render"}, "none", "autodiff never loads tracing"),
     "analysis": Rule(
         SHARED | {"analysis", "tree", "render", "llm", "serialize"}, "none", "pure functions"

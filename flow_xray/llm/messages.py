@@ -9,14 +9,21 @@ messages (a ``messages`` list of ``{"role", "content"}``), reading the reply
 from the returned response (OpenAI Chat Completions and Responses, Anthropic
 Messages, as objects or dicts). Values are returned raw: the caller passes
 them through the one attribute encoder (caps, redaction).
+
+`chat_view` reads the same shapes back from a trace node (its inputs, output
+and attributes, as plain data) into the turns the HTML viewer shows: one
+normalised form for OpenAI and Anthropic messages, tool calls and results,
+and messages other instrumentations recorded (already moved into the node's
+``inputs["messages"]`` / ``output["messages"]`` by the tree builder).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-__all__ = ["input_message_attributes", "output_message_attributes"]
+__all__ = ["chat_view", "input_message_attributes", "output_message_attributes"]
 
 _SETTINGS: Final = (str, int, float, bool)
 _MAX_MESSAGES: Final = 64
@@ -86,28 +93,27 @@ def input_message_attributes(arguments: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _reply(response: Any) -> list[tuple[str, str | None]]:
+def _reply_messages(response: Any) -> list[Any]:
+    """The reply messages of a response: OpenAI Chat Completions choices, an Anthropic
+    Message (itself), the message and function-call items of a Responses response."""
     choices = _get(response, "choices")
     if isinstance(choices, (list, tuple)) and choices:  # OpenAI Chat Completions
-        replies = []
-        for choice in choices:
-            message = _get(choice, "message")
-            if message is not None:
-                replies.append(
-                    (str(_get(message, "role") or "assistant"), _text(_get(message, "content")))
-                )
-        return replies
+        return [m for choice in choices if (m := _get(choice, "message")) is not None]
     content = _get(response, "content")
     if _get(response, "type") == "message" and isinstance(content, (list, tuple)):  # Anthropic
-        return [(str(_get(response, "role") or "assistant"), _text(content))]
+        return [response]
     output = _get(response, "output")
     if _get(response, "object") == "response" and isinstance(output, (list, tuple)):  # Responses
-        return [
-            (str(_get(item, "role") or "assistant"), _text(_get(item, "content")))
-            for item in output
-            if _get(item, "type") == "message"
-        ]
+        return [item for item in output if _get(item, "type") in ("message", "function_call")]
     return []
+
+
+def _reply(response: Any) -> list[tuple[str, str | None]]:
+    return [
+        (str(_get(message, "role") or "assistant"), _text(_get(message, "content")))
+        for message in _reply_messages(response)
+        if _get(message, "type") != "function_call"
+    ]
 
 
 def output_message_attributes(response: Any) -> dict[str, Any]:
@@ -116,3 +122,171 @@ def output_message_attributes(response: Any) -> dict[str, Any]:
         return _flatten("llm.output_messages", _reply(response))
     except Exception:  # odd objects may raise from any attribute
         return {}
+
+
+# -- the viewer's form ----------------------------------------------------------
+
+_PARAMS_ATTRIBUTE: Final = "llm.invocation_parameters"
+_GENAI_REQUEST: Final = "gen_ai.request."
+_NOT_PARAMS: Final = frozenset({"model", "messages", "system", "input", "instructions", "stream"})
+
+
+def chat_view(inputs: Any, output: Any, attributes: Any = None) -> dict[str, Any] | None:
+    """The conversation of an LLM call, as the viewer shows it; None when it holds no chat.
+
+    Args:
+        inputs: the node's inputs (a call's bound arguments or a request body):
+            a chat list (``messages``, or a Responses ``input`` list or text),
+            an Anthropic ``system`` / Responses ``instructions``, and settings.
+        output: the node's output: a Chat Completions, Anthropic Messages or
+            Responses response (as a dict), ``{"messages": [...]}``, or text.
+        attributes: the node's other attributes (``llm.invocation_parameters``,
+            ``gen_ai.request.*``).
+
+    Returns:
+        ``{"messages": [turn, ...], "response": [turn, ...], "params": {...},
+        "model": str}`` (``model`` only when the request names one), where a
+        turn is ``{"role", "content"}`` (content text, possibly empty) plus,
+        when present, ``tool_calls`` (``[{"name", "arguments", "id"}]``,
+        arguments as text), ``tool_call_id`` and ``name``.
+
+    Example:
+        >>> chat_view({"messages": [{"role": "user", "content": "hi"}], "temperature": 0}, "hello")
+        ... # doctest: +NORMALIZE_WHITESPACE
+        {'messages': [{'role': 'user', 'content': 'hi'}],
+         'response': [{'role': 'assistant', 'content': 'hello'}], 'params': {'temperature': 0}}
+    """
+    try:
+        return _chat_view(inputs, output, attributes)
+    except Exception:  # a debugging view never fails on an odd value
+        return None
+
+
+def _chat_view(inputs: Any, output: Any, attributes: Any) -> dict[str, Any] | None:
+    inputs = inputs if isinstance(inputs, Mapping) else {}
+    messages: list[dict[str, Any]] = []
+    for key in ("system", "instructions"):
+        text = _text(inputs.get(key))
+        if text:
+            messages.append({"role": "system", "content": text})
+    name = "messages" if _is_chat(inputs.get("messages")) else None
+    name = name or next((k for k, v in inputs.items() if _is_chat(v)), None)
+    if name is not None:
+        for message in inputs[name]:
+            messages.extend(_turns(message))
+    elif isinstance(inputs.get("input"), str):  # Responses: `input="..."`
+        messages.append({"role": "user", "content": inputs["input"]})
+    try:
+        response = _response_turns(output)
+    except Exception:  # an odd output object costs the reply, not the conversation
+        response = []
+    if not messages and not response:
+        return None
+    view: dict[str, Any] = {
+        "messages": messages,
+        "response": response,
+        "params": _params(inputs, attributes),
+    }
+    model = view["params"].pop("_model", None)
+    model = inputs.get("model") or model
+    if isinstance(model, str) and model:
+        view["model"] = model
+    return view
+
+
+def _response_turns(output: Any) -> list[dict[str, Any]]:
+    if isinstance(output, str):
+        return [{"role": "assistant", "content": output}] if output else []
+    if isinstance(output, Mapping) and _is_chat(output.get("messages")):  # promoted attributes
+        return [turn for message in output["messages"] for turn in _turns(message)]
+    turns = []
+    for message in _reply_messages(output):
+        if _get(message, "type") == "function_call":  # a Responses tool call item
+            call = _tool_call(message)
+            turns.append({"role": "assistant", "content": "", "tool_calls": [call]})
+        else:
+            turns.extend(_turns(message, default_role="assistant"))
+    return turns
+
+
+def _turns(message: Any, default_role: str = "user") -> list[dict[str, Any]]:
+    """One message as turns: Anthropic ``tool_result`` blocks become ``tool`` turns of their own."""
+    role = _get(message, "role")
+    role = role if isinstance(role, str) and role else default_role
+    content = _get(message, "content")
+    turn: dict[str, Any] = {"role": role, "content": _text(content) or ""}
+    calls = []
+    results = []
+    if isinstance(content, (list, tuple)):
+        for part in content:
+            kind = _get(part, "type")
+            if kind == "tool_use":  # Anthropic
+                calls.append(_tool_call(part))
+            elif kind == "tool_result":
+                results.append(
+                    {
+                        "role": "tool",
+                        "content": _text(_get(part, "content")) or "",
+                        "tool_call_id": str(_get(part, "tool_use_id") or ""),
+                    }
+                )
+            elif kind in ("image", "image_url", "input_image"):
+                turn["content"] += ("\n" if turn["content"] else "") + "[image]"
+    for call in _get(message, "tool_calls") or ():  # OpenAI, or promoted OpenInference
+        calls.append(_tool_call(call))
+    legacy = _get(message, "function_call")
+    if legacy is not None:
+        calls.append(_tool_call(legacy))
+    if calls:
+        turn["tool_calls"] = calls
+    for key in ("tool_call_id", "name"):
+        value = _get(message, key)
+        if isinstance(value, str) and value:
+            turn[key] = value
+    if results and not turn["content"] and not calls:
+        return results
+    return [turn, *results]
+
+
+def _tool_call(call: Any) -> dict[str, Any]:
+    function = _get(call, "function")
+    source = function if function is not None else call
+    arguments = _get(source, "arguments")
+    if arguments is None:
+        arguments = _get(source, "input")  # Anthropic tool_use
+    if not isinstance(arguments, str):
+        arguments = "" if arguments is None else json.dumps(arguments, default=str)
+    out = {"name": str(_get(source, "name") or "?"), "arguments": arguments}
+    ident = _get(call, "id") or _get(call, "call_id")
+    if isinstance(ident, str) and ident:
+        out["id"] = ident
+    return out
+
+
+def _params(inputs: Mapping[str, Any], attributes: Any) -> dict[str, Any]:
+    """Request settings: ``llm.invocation_parameters``, ``gen_ai.request.*``, plain arguments."""
+    params: dict[str, Any] = {}
+    attributes = attributes if isinstance(attributes, Mapping) else {}
+    raw = attributes.get(_PARAMS_ATTRIBUTE)
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            raw = None
+    sources = [raw if isinstance(raw, Mapping) else {}, inputs]
+    sources.append(
+        {k[len(_GENAI_REQUEST) :]: v for k, v in attributes.items() if k.startswith(_GENAI_REQUEST)}
+    )
+    for source in sources:
+        for key, value in source.items():
+            if key not in _NOT_PARAMS and key not in params and _is_setting(value):
+                params[key] = value
+            elif key == "model" and isinstance(value, str):
+                params.setdefault("_model", value)  # taken out again by `_chat_view`
+    return params
+
+
+def _is_setting(value: Any) -> bool:
+    if isinstance(value, (list, tuple)):
+        return len(value) <= 8 and all(isinstance(v, _SETTINGS) for v in value)
+    return isinstance(value, _SETTINGS)

@@ -22,6 +22,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from flow_xray.llm.messages import chat_view
 from flow_xray.render.graph import Graph, Step, parse_dot
 from flow_xray.render.trace_graph import SLOW_SHARE, flatten_trace
 
@@ -66,7 +67,7 @@ def trace_to_html(data: Mapping[str, Any], title: str = "flow-xray trace") -> st
         "title": title,
         "totals": dict(totals) if isinstance(totals, Mapping) else None,
         "slow_share": SLOW_SHARE,
-        "nodes": flatten_trace(data),
+        "nodes": _with_chat(flatten_trace(data)),
     }
     if isinstance(data.get("static"), Mapping):  # from `StaticContext.annotate`
         payload["static"] = data["static"]
@@ -183,6 +184,16 @@ def _page(title: str, payload: Mapping[str, Any]) -> str:
         f"<script>{script}</script>\n"
         "</body>\n</html>\n"
     )
+
+
+def _with_chat(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Give each LLM row holding chat messages its conversation (``chat``, see `chat_view`)."""
+    for row in rows:
+        if row.get("kind") == "llm":
+            chat = chat_view(row.get("inputs"), row.get("output"), row.get("attributes"))
+            if chat is not None:
+                row["chat"] = chat
+    return rows
 
 
 def _asset(name: str) -> str:

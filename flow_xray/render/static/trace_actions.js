@@ -98,6 +98,7 @@ FX.traceActions = (function () {
     this.selected = i;
     this.rows.reveal(this.posOf.get(i));
     this.graph.select(i, reveal);
+    if (this.timeline) this.timeline.onSelect(i);
     const path = [];
     for (let p = this.parent[i]; p >= 0; p = this.parent[p]) path.unshift(U.nameOf(this.nodes[p]));
     D.traceDetail(this.panel, this.nodes[i], { path: path, slowShare: this.slowShare });

@@ -13,6 +13,8 @@ FX.TraceApp = (function () {
   const G = FX.graphView;
   const R = FX.rows;
   const D = FX.detail;
+  const P = FX.panes;
+  const T = FX.timeline;
   const ROW_H = 26;
   const OPEN_BUDGET = 300;
 
@@ -133,7 +135,10 @@ FX.TraceApp = (function () {
     this.graph = new G.GraphView(graphPane, { onSelect: function (i) { self.select(i, true); } });
     left.appendChild(graphPane);
     const table = U.el("div", "fx-pane fx-table");
-    table.appendChild(this._tableHead());
+    this.timeline = new T.Timeline(this);
+    table.appendChild(this.timeline.toolbar());
+    const head = this._tableHead();
+    table.appendChild(head);
     this.rows = new R.RowList(table, {
       rowHeight: ROW_H,
       createRow: TraceApp.createRow,
@@ -143,15 +148,23 @@ FX.TraceApp = (function () {
         else self.select(i, true);
       },
     });
+    table.appendChild(this.timeline.flameView());
     left.appendChild(table);
     main.appendChild(left);
     this.panel = U.el("aside", "fx-detail");
     this.panel.setAttribute("aria-label", "Selected call");
     main.appendChild(this.panel);
     document.body.appendChild(main);
-    const help = U.el("footer", "fx-help",
-      "\u2191\u2193 or j k move \u00b7 \u2190 \u2192 collapse / expand \u00b7 Enter or Space toggle \u00b7 / search \u00b7 e next error \u00b7 Esc clear");
+    const help = U.el("footer", "fx-help");
+    help.appendChild(U.el("span", "fx-help-keys",
+      "\u2191\u2193 or j k move \u00b7 \u2190 \u2192 collapse / expand \u00b7 Enter or Space toggle \u00b7 / search \u00b7 e next error \u00b7 Esc clear \u00b7 + \u2212 0 zoom \u00b7 Shift+\u2190 \u2192 pan \u00b7 z zoom to call"));
     document.body.appendChild(help);
+    this.timeline.bind(table, head, this.rows.scroller);
+    this.panes = new P.Layout({
+      main: main, left: left, top: graphPane, bottom: table, side: this.panel, footer: help,
+      names: { top: "Graph", bottom: "Tree", side: "Detail" },
+      onResize: function () { if (self.graph.scene) self.graph.fit(false); },
+    });
     this.bindKeys();
     const refilter = U.debounce(function () { self.applyFilter(); }, 120);
     this.search.addEventListener("input", refilter);
@@ -162,13 +175,7 @@ FX.TraceApp = (function () {
     const head = U.el("div", "fx-row fx-table-head");
     head.appendChild(U.el("div", "fx-cell-name", "Call"));
     head.appendChild(U.el("div", "fx-cell-lat", "Latency"));
-    const axis = U.el("div", "fx-cell-bar fx-axis");
-    for (let k = 0; k <= 4; k++) {
-      const tick = U.el("span", "fx-tick", U.fmtMs((this.span * k) / 4));
-      tick.style.left = k * 25 + "%";
-      axis.appendChild(tick);
-    }
-    head.appendChild(axis);
+    head.appendChild(this.timeline.axis(U.el("div", "fx-cell-bar")));
     return head;
   };
 
@@ -205,12 +212,9 @@ FX.TraceApp = (function () {
     p.name.className = "fx-name" + (this.matches && this.matches[i] ? " fx-hit" : "");
     p.kind.textContent = node.kind || "";
     p.lat.textContent = U.fmtMs(node.latency_ms);
-    const start = U.isNum(node.start_ms) ? node.start_ms : 0;
     const ended = U.isNum(node.latency_ms);
-    const length = ended ? node.latency_ms : this.t0 + this.span - start;
     p.bar.className = "fx-bar " + status + (ended && !node.incomplete ? "" : " open");
-    p.bar.style.left = ((start - this.t0) / this.span) * 100 + "%";
-    p.bar.style.width = Math.max((length / this.span) * 100, 0.25) + "%";
+    this.timeline.placeBar(p.bar, i);
     row.classList.toggle("selected", i === this.selected);
   };
 

@@ -22,7 +22,6 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from flow_xray.llm.messages import chat_view
 from flow_xray.render.graph import Graph, Step, parse_dot
 from flow_xray.render.trace_graph import SLOW_SHARE, flatten_trace
 
@@ -191,6 +190,8 @@ def _page(title: str, payload: Mapping[str, Any]) -> str:
 
 def _with_chat(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Give each LLM row holding chat messages its conversation (``chat``, see `chat_view`)."""
+    from flow_xray.llm.messages import chat_view  # here: DOT and graph pages never need llm/
+
     for row in rows:
         if row.get("kind") == "llm":
             chat = chat_view(row.get("inputs"), row.get("output"), row.get("attributes"))

@@ -1,4 +1,4 @@
-"""`flow_xray.autodiff.nn`: a micrograd-style MLP, seeded, with every node named by layer and neuron."""
+"""`flow_xray.autodiff.nn`: a seeded micrograd-style MLP, each node named by layer and neuron."""
 
 from __future__ import annotations
 

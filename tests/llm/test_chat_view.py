@@ -54,7 +54,7 @@ def test_openai_conversation_with_a_tool_call_and_its_result() -> None:
 
 
 def test_anthropic_system_tool_use_and_tool_result_blocks() -> None:
-    """Anthropic's ``system`` comes first; ``tool_use`` is a tool call, ``tool_result`` a tool turn."""
+    """Anthropic's ``system`` comes first; ``tool_use`` is a tool call, ``tool_result`` a turn."""
     messages = [
         {"role": "user", "content": "Weather in Paris?"},
         {

@@ -1,7 +1,8 @@
-"""The timeline in headless Chromium: zoom, pan, ruler, minimap, flame chart, panes, small screens."""
+"""The timeline in headless Chromium: zoom, pan, ruler, minimap, flame chart, panes, 800x600."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -81,7 +82,7 @@ def test_ruler_ticks_are_round_and_evenly_spaced(agent: Loaded) -> None:
         w = window(agent)
         values = w["values"]
         assert len(values) >= 2, w
-        steps = {round(b - a, 9) for a, b in zip(values, values[1:], strict=False)}
+        steps = {round(b - a, 9) for a, b in itertools.pairwise(values)}
         assert len(steps) == 1, w
         step = steps.pop()
         assert is_round_step(step), w
@@ -296,7 +297,9 @@ LABELS_JS = """() => {
     let box = {x0: r.left, y0: r.top, x1: r.right, y1: r.bottom};
     for (let a = el; a && box; a = a.parentElement) {
       const s = getComputedStyle(a);
-      if (s.visibility === 'hidden' || s.display === 'none' || s.opacity === '0') { box = null; break; }
+      if (s.visibility === 'hidden' || s.display === 'none' || s.opacity === '0') {
+        box = null; break;
+      }
       const clips = s.overflow !== 'visible' || s.overflowX !== 'visible' || a.tagName === 'svg';
       if (!clips) continue;
       const c = a.getBoundingClientRect();

@@ -75,6 +75,9 @@ DUP_MODEL: Final = "flow_xray.usage.model"
 DUP_INPUT_TOKENS: Final = "flow_xray.usage.input_tokens"
 DUP_OUTPUT_TOKENS: Final = "flow_xray.usage.output_tokens"
 INCOMPLETE: Final = "flow_xray.incomplete"
+# Where a failed call's exception was raised, ``path:line`` ready to paste into an
+# editor (the ``exception`` event carries it as ``code.file.path`` / ``code.line.number``).
+ERROR_LOCATION: Final = "flow_xray.error.location"
 
 # --- process (OpenTelemetry semantic conventions) ----------------------------
 PROCESS_PID: Final = "process.pid"

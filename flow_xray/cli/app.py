@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from flow_xray import __version__
+from flow_xray.cli.common import scrubbed
 from flow_xray.cli.demo import demo
 from flow_xray.cli.diff import diff
 from flow_xray.cli.dot import dot
@@ -60,7 +61,7 @@ class _FlowXrayGroup(click.Group):
             exc.show()  # bare `flow-xray`: the help text is the useful answer
             code = exc.exit_code
         except click.ClickException as exc:
-            click.echo(f"error: {_one_line(_message(exc))}", err=True)
+            click.echo(f"error: {scrubbed(_one_line(_message(exc)))}", err=True)
             code = 2
         except click.Abort:
             click.echo("error: interrupted", err=True)

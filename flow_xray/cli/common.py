@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
+import sys
+import traceback
 import webbrowser
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -114,12 +117,41 @@ def flush_exporters() -> None:
     shutdown()  # bounded by configure's export timeout
 
 
+def scrubbed(text: str) -> str:
+    """``text`` as the terminal may show it: credentials replaced, surrogates escaped."""
+    from flow_xray.serialize import get_limits, scrub_text, writable
+
+    return scrub_text(writable(text), get_limits())
+
+
+def show_crash(exc: BaseException) -> None:
+    """Print the script's uncaught exception as Python would, credentials scrubbed.
+
+    A ``sys.excepthook`` the script installed is called instead, as Python would.
+    """
+    if sys.excepthook is not sys.__excepthook__:
+        sys.excepthook(type(exc), exc, exc.__traceback__)
+        return
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    try:
+        sys.stderr.write(scrubbed(text))
+        sys.stderr.flush()
+    except (OSError, ValueError):  # stderr closed by the script: nowhere to say it
+        pass
+
+
 def parse_headers(pairs: Sequence[str]) -> dict[str, str] | None:
+    """``--otlp-header K=V`` values as a dict; a malformed one is named, never echoed."""
     headers: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise click.BadParameter(f"{pair!r} is not K=V", param_hint="'--otlp-header'")
+            # The value may be a credential: show only what reads as the header's name.
+            name = re.split(r"[\s:=]", pair.strip(), maxsplit=1)[0][:40]
+            shown = repr(name) if name == pair.strip() else f"{name!r}…"
+            raise click.BadParameter(
+                f"{shown} is not K=V (write NAME=VALUE)", param_hint="'--otlp-header'"
+            )
         headers[key.strip()] = value.strip()
     return headers or None
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from typing import TYPE_CHECKING
 
 import click
@@ -14,6 +13,8 @@ from flow_xray.cli.common import (
     otlp_options,
     parse_headers,
     report,
+    scrubbed,
+    show_crash,
     start_export,
     writable,
     write_atomic,
@@ -197,10 +198,9 @@ def run(
     exporting = start_export(otlp_endpoint, otlp_protocol, headers, service_name, otlp_json)
     outcome = runner.run_target(target, max_spans=max_spans)
     if outcome.exception is not None:
-        crash = outcome.exception
-        sys.excepthook(type(crash), crash, crash.__traceback__)
+        show_crash(outcome.exception)
     elif outcome.exit_message is not None:
-        click.echo(outcome.exit_message, err=True)
+        click.echo(scrubbed(outcome.exit_message), err=True)
     if outcome.forked:
         # A child the script forked finished it: its calls went to the parent,
         # which writes the trace; writing here would overwrite the parent's.

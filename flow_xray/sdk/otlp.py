@@ -30,6 +30,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 
 from flow_xray.errors import ConfigurationError
 from flow_xray.sdk.span_text import writable_spans
+from flow_xray.serialize import get_limits, scrub_text
 
 logger = logging.getLogger("flow_xray")
 _debug_log = logging.getLogger("flow_xray.otlp")
@@ -419,13 +420,14 @@ class ExportPipeline:
         if lost:
             protocol, where = self.key
             reason = f": {self.exporter.last_error}" if self.exporter.last_error else ""
+            limits = get_limits()
             logger.warning(
                 "flow-xray: %d span%s not exported to %s (%s)%s",
                 lost,
                 " was" if lost == 1 else "s were",
-                where,
+                scrub_text(where, limits),
                 protocol,
-                reason,
+                scrub_text(reason, limits),
             )
         return lost
 

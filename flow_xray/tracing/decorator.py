@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import os
 from collections.abc import AsyncGenerator, Callable, Generator
 from typing import Any, Final
 
@@ -23,6 +22,7 @@ from flow_xray import attributes as attr
 from flow_xray.errors import Terminated
 from flow_xray.llm.streams import StreamUsage, stream_usage_for
 from flow_xray.llm.usage import Usage
+from flow_xray.serialize.exceptions import source_path
 from flow_xray.serialize.limits import get_limits
 from flow_xray.serialize.text import writable
 from flow_xray.tracing.binding import Binder, make_binder
@@ -65,7 +65,7 @@ class _Spec:
         }
         code = getattr(inspect.unwrap(func), "__code__", None)
         if code is not None:
-            static[attr.CODE_FILE] = writable(_source_path(code.co_filename))
+            static[attr.CODE_FILE] = writable(source_path(code.co_filename))
             static[attr.CODE_LINE] = code.co_firstlineno
         if options.kind in _OPERATIONS:
             static[attr.GEN_AI_OPERATION_NAME] = _OPERATIONS[options.kind]
@@ -183,19 +183,6 @@ class _Untraced(_Call):
 
 
 _UNTRACED: Final = _Untraced()
-
-
-def _source_path(filename: str) -> str:
-    """The file path relative to the working directory when the file is under it.
-
-    Relative paths read better in the viewer and do not leak home folders
-    into traces that get shared; files elsewhere keep their absolute path.
-    """
-    try:
-        relative = os.path.relpath(filename)
-    except ValueError:  # another drive on Windows
-        return filename
-    return filename if relative.startswith(os.pardir) else relative
 
 
 def _default_name(func: Callable[..., Any]) -> str:

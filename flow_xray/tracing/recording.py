@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import traceback
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -25,13 +24,21 @@ from flow_xray.llm.usage import (
     usage_from_response,
 )
 from flow_xray.serialize.encode import (
+    CUT,
     encode_attribute,
     encode_inputs,
     encode_output,
     encode_text,
     safe_repr,
 )
+from flow_xray.serialize.exceptions import (
+    exception_message,
+    format_exception,
+    qualified_type,
+    raise_site,
+)
 from flow_xray.serialize.limits import get_limits
+from flow_xray.serialize.text import writable
 from flow_xray.tracing.binding import Binder
 from flow_xray.tracing.state import reported_below
 
@@ -153,32 +160,49 @@ def _encoded(attributes: dict[str, Any]) -> dict[str, Any]:
 
 
 def record_error(span: Span, exc: BaseException) -> None:
-    """Mark ``span`` failed: status ERROR ``Type: message``, ``error.type``, an exception event."""
+    """Mark ``span`` failed: status ERROR ``Type: message``, ``error.type``, an exception event.
+
+    Message and traceback are bounded whatever the exception carries, scrubbed
+    of credentials, and the traceback leaves out flow-xray's own frames. The
+    raising frame is on the event (``code.file.path`` / ``code.line.number`` /
+    ``code.function.name``) and on the span as ``flow_xray.error.location``.
+    """
     try:
-        type_name = type(exc).__qualname__
+        limits = get_limits()
+        type_name = writable(type(exc).__qualname__)
         try:
-            message = encode_text(str(exc), _MAX_MESSAGE_BYTES)
+            message = encode_text(
+                exception_message(exc, limits, _MAX_MESSAGE_BYTES), _MAX_MESSAGE_BYTES, limits
+            )
         except Exception:
-            message = safe_repr(exc, _MAX_MESSAGE_BYTES)
-        module = type(exc).__module__
-        full_type = type_name if module == "builtins" else f"{module}.{type_name}"
+            message = encode_text(safe_repr(exc, _MAX_MESSAGE_BYTES), _MAX_MESSAGE_BYTES, limits)
+        full_type = writable(qualified_type(exc))
         try:
-            stack = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+            stack = format_exception(exc, limits, _MAX_MESSAGE_BYTES)
         except Exception:
-            stack = f"{type_name}: {message}"
-        if len(stack) > _MAX_TRACEBACK_BYTES:
-            stack = "…[truncated]\n" + stack[-_MAX_TRACEBACK_BYTES:]
-        stack = encode_text(stack, _MAX_TRACEBACK_BYTES + 64)
+            stack = f"{full_type}: {message}"
+        if len(stack) > _MAX_TRACEBACK_BYTES:  # keep the end: the raising frame and the message
+            stack = f"{CUT}\n" + stack[-_MAX_TRACEBACK_BYTES:]
+        stack = encode_text(stack, _MAX_TRACEBACK_BYTES + 64, limits)
+        event: dict[str, Any] = {
+            attr.EXCEPTION_TYPE: full_type,
+            attr.EXCEPTION_MESSAGE: message,
+            attr.EXCEPTION_STACKTRACE: stack,
+            "exception.escaped": True,
+        }
+        site = raise_site(exc)
+        if site is not None:
+            path = writable(site.path)
+            event.update(
+                {
+                    attr.CODE_FILE: path,
+                    attr.CODE_LINE: site.line,
+                    attr.CODE_FUNCTION: writable(site.function),
+                }
+            )
+            span.set_attribute(attr.ERROR_LOCATION, f"{path}:{site.line}")
         span.set_attribute(attr.ERROR_TYPE, full_type)
-        span.add_event(
-            attr.EXCEPTION_EVENT,
-            {
-                attr.EXCEPTION_TYPE: full_type,
-                attr.EXCEPTION_MESSAGE: message,
-                attr.EXCEPTION_STACKTRACE: stack,
-                "exception.escaped": True,
-            },
-        )
+        span.add_event(attr.EXCEPTION_EVENT, event)
         span.set_status(
             Status(StatusCode.ERROR, f"{type_name}: {message}" if message else type_name)
         )

@@ -191,3 +191,21 @@ def test_dot_export_output_folder_missing(in_tmp: Path) -> None:
     result = invoke("dot", "export", script, "-o", "nowhere/g.dot")
     assert "nowhere/g.dot" in error_line(result)
     assert result.stdout == ""
+
+
+def test_a_malformed_header_is_named_but_its_value_never_echoed(in_tmp: Path) -> None:
+    """`--otlp-header "Authorization: Bearer …"` (no `=`) names the header, not the token."""
+    token = "Bearer abcdefghijklmnop0123456789"
+    line = error_line(
+        invoke("run", "--otlp-header", f"Authorization: {token}", str(SCRIPTS / "traced_ok.py"))
+    )
+    assert "'Authorization'… is not K=V" in line
+    assert "abcdefghijklmnop0123456789" not in line
+
+
+def test_credentials_in_an_endpoint_url_are_scrubbed_from_the_error(in_tmp: Path) -> None:
+    """A bad endpoint with user:password@ is shown with the password replaced."""
+    url = "ftp://alice:hunter2-pw@collector:4317"
+    line = error_line(invoke("run", "--otlp-endpoint", url, str(SCRIPTS / "traced_ok.py")))
+    assert "hunter2-pw" not in line
+    assert "ftp://alice:[REDACTED:url-password]@collector:4317" in line

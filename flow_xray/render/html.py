@@ -23,6 +23,7 @@ from importlib import resources
 from typing import Any
 
 from flow_xray.render.graph import Graph, Step, parse_dot
+from flow_xray.render.overview import overview
 from flow_xray.render.trace_graph import SLOW_SHARE, flatten_trace
 
 # Concatenated in this order into one script; later files use earlier ones. Each file
@@ -37,6 +38,9 @@ SCRIPT_FILES = (
     "ruler.js",
     "panes.js",
     "timeline.js",
+    "search.js",
+    "state.js",
+    "overview.js",
     "trace_actions.js",
     "trace_app.js",
     "graph_app.js",
@@ -44,6 +48,7 @@ SCRIPT_FILES = (
     "main.js",
 )
 STYLE_FILE = "viewer.css"
+OVERVIEW_STYLE = "overview.css"  # the trace viewer's overview pane, row facts, copy buttons
 STATIC_CONTEXT_STYLE = "static_context.css"  # ghost nodes and the static-context section
 # str.replace per character, not str.translate: it is ~50x faster on a 50 MB page.
 _JSON_ESCAPES = (
@@ -64,12 +69,14 @@ def trace_to_html(data: Mapping[str, Any], title: str = "flow-xray trace") -> st
             page = trace_to_html(json.load(fh))
     """
     totals = data.get("totals")
+    nodes = flatten_trace(data)
     payload = {
         "mode": "trace",
         "title": title,
         "totals": dict(totals) if isinstance(totals, Mapping) else None,
         "slow_share": SLOW_SHARE,
-        "nodes": _with_chat(flatten_trace(data)),
+        "nodes": _with_chat(nodes),
+        "overview": overview(nodes),
     }
     if isinstance(data.get("static"), Mapping):  # from `StaticContext.annotate`
         payload["static"] = data["static"]
@@ -154,7 +161,7 @@ def app_script() -> str:
 @lru_cache(maxsize=1)
 def app_style() -> str:
     """The viewer's style sheet."""
-    return _asset(STYLE_FILE) + "\n" + _asset(STATIC_CONTEXT_STYLE)
+    return "\n".join(_asset(name) for name in (STYLE_FILE, OVERVIEW_STYLE, STATIC_CONTEXT_STYLE))
 
 
 def _page(title: str, payload: Mapping[str, Any]) -> str:

@@ -26,8 +26,10 @@ def flatten_trace(data: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Return every node of a trace in pre-order, without ``children``.
 
     Each row is a shallow copy of the node's fields plus ``parent`` (the
-    row index of its parent, -1 for roots) and ``view_status`` (``ok``,
-    ``slow`` or ``error``, see the module docstring). Iterative, so any depth works.
+    row index of its parent, -1 for roots), ``self_ms`` (its own time: latency
+    not covered by its children, None when it never ended) and ``view_status``
+    (``ok``, ``slow`` or ``error``, see the module docstring). Iterative, so any
+    depth works.
     """
     rows: list[dict[str, Any]] = []
     kids: list[list[int]] = []
@@ -50,7 +52,9 @@ def flatten_trace(data: Mapping[str, Any]) -> list[dict[str, Any]]:
         stack.extend((c, index) for c in reversed(children) if isinstance(c, Mapping))
     wall = _wall_ms(data, spans)
     for index, row in enumerate(rows):
-        row["view_status"] = _status(row, index, kids[index], spans, wall)
+        start, end = spans[index]
+        row["self_ms"] = None if end is None else _own_ms(start, end, kids[index], spans)
+        row["view_status"] = _status(row, len(rows), wall)
     return rows
 
 
@@ -134,21 +138,15 @@ def _wall_ms(data: Mapping[str, Any], spans: Sequence[tuple[float, float | None]
     return max(e if e is not None else s for s, e in spans) - min(s for s, _ in spans)
 
 
-def _status(
-    row: Mapping[str, Any],
-    index: int,
-    children: Sequence[int],
-    spans: Sequence[tuple[float, float | None]],
-    wall: float,
-) -> str:
+def _status(row: Mapping[str, Any], count: int, wall: float) -> str:
     if row.get("status") == "error":
         return "error"
     if row.get("ghost") is True:  # a function that could have run here but did not
         return "ghost"
-    start, end = spans[index]
-    if len(spans) < 2 or wall <= 0 or end is None:
+    own = row["self_ms"]
+    if count < 2 or wall <= 0 or own is None:
         return "ok"
-    return "slow" if _own_ms(start, end, children, spans) >= SLOW_SHARE * wall else "ok"
+    return "slow" if own >= SLOW_SHARE * wall else "ok"
 
 
 def _own_ms(
@@ -173,7 +171,7 @@ def _closed(span: tuple[float, float | None], end: float) -> tuple[float, float]
 
 
 def _detail(row: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in row.items() if k not in ("parent", "view_status")}
+    return {k: v for k, v in row.items() if k not in ("parent", "view_status", "self_ms")}
 
 
 def _is_number(value: Any) -> TypeGuard[int | float]:

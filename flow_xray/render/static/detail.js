@@ -117,7 +117,27 @@ FX.detail = (function () {
 
   const KNOWN_META = ["model", "prompt_tokens", "completion_tokens", "total_tokens", "estimated_cost_usd"];
 
-  // ctx: {path: [ancestor names], slowShare}
+  // The call as JSON, as the trace file has it (no viewer fields).
+  function callJson(node) {
+    const out = {};
+    for (const k in node) if (k !== "parent" && k !== "view_status" && k !== "self_ms") out[k] = node[k];
+    return JSON.stringify(out, null, 2);
+  }
+
+  function text(v) {
+    return typeof v === "string" ? v : JSON.stringify(v, null, 2);
+  }
+
+  function failure(node) {
+    if (node.status !== "error") return null;
+    if (node.error_origin === false) return "passed up from a failing child";
+    const where = "raised here";
+    if (node.error_handled === true) return where + ", handled by a caller";
+    if (node.error_handled === false) return where + ", not handled";
+    return where;
+  }
+
+  // ctx: {path: [ancestor names], slowShare, link()}
   function traceDetail(panel, node, ctx) {
     U.clear(panel);
     const head = U.el("div", "fx-detail-head");
@@ -125,6 +145,10 @@ FX.detail = (function () {
     head.appendChild(U.el("span", "fx-pill " + status, status));
     if (node.incomplete) head.appendChild(U.el("span", "fx-pill plain", "incomplete"));
     head.appendChild(U.el("span", "fx-kind", node.kind || "chain"));
+    const tools = U.el("span", "fx-detail-tools");
+    tools.appendChild(U.copyButton("Copy JSON", function () { return callJson(node); }));
+    if (ctx.link) tools.appendChild(U.copyButton("Copy link", ctx.link));
+    head.appendChild(tools);
     panel.appendChild(head);
     panel.appendChild(U.el("h2", "fx-detail-name", U.nameOf(node)));
     if (ctx.path.length) {
@@ -146,29 +170,39 @@ FX.detail = (function () {
       : node.status || "ok";
     panel.appendChild(facts([
       ["Status", statusText, "fx-status " + status],
+      ["Failure", failure(node)],
       ["Latency", U.fmtMs(node.latency_ms)],
+      ["Self time", U.isNum(node.self_ms) ? U.fmtMs(node.self_ms) : null],
       ["Start", U.isNum(node.start_ms) ? "+" + U.fmtMs(node.start_ms) : null],
       ["Model", meta.model === undefined ? null : String(meta.model)],
       ["Tokens", tokens.length ? tokens.join(" \u00b7 ") : null],
       ["Cost", U.isNum(meta.estimated_cost_usd) ? U.fmtCost(meta.estimated_cost_usd) + " (estimated)" : null],
+      ["Usage", node.usage_counted === false && node.usage_note ? "not in the totals: " + node.usage_note : null],
     ]));
     if (node.error || node.traceback) {
       const box = U.el("div", "fx-error-box");
       if (node.error) box.appendChild(U.el("div", "fx-error", node.error));
-      if (node.traceback) box.appendChild(U.el("pre", "fx-pre fx-traceback", node.traceback));
+      if (node.traceback) {
+        box.appendChild(U.el("pre", "fx-pre fx-traceback", node.traceback));
+        box.appendChild(U.copyButton("Copy traceback", function () { return node.traceback; }));
+      } else box.appendChild(U.copyButton("Copy error", function () { return node.error; }));
       section(panel, "Error", box);
     }
     const inputs = node.inputs;
     if (inputs && typeof inputs === "object" && !Array.isArray(inputs)) {
       const keys = Object.keys(inputs);
-      section(panel, "Inputs (" + keys.length + ")", keys.length
+      const box = U.el("div", "fx-inputs");
+      box.appendChild(keys.length
         ? kvTable(keys.map(function (k) { return [k, inputs[k]]; }), 1)
         : U.el("div", "fx-muted", "no inputs"));
+      if (keys.length) box.appendChild(U.copyButton("Copy inputs", function () { return text(inputs); }));
+      section(panel, "Inputs (" + keys.length + ")", box);
     } else if (inputs !== undefined) {
       section(panel, "Inputs", valueView(inputs, 1));
     }
     const output = U.el("div", "fx-output");
     output.appendChild(valueView(node.output === undefined ? null : node.output, 1));
+    output.appendChild(U.copyButton("Copy value", function () { return text(node.output === undefined ? null : node.output); }));
     section(panel, "Output", output);
     const extra = Object.keys(meta).filter(function (k) { return KNOWN_META.indexOf(k) < 0; });
     if (extra.length) {
@@ -195,7 +229,19 @@ FX.detail = (function () {
     }
     const ids = [["id", node.id], ["trace_id", node.trace_id], ["span_id", node.span_id], ["parent_id", node.parent_id]]
       .filter(function (p) { return p[1]; });
-    if (ids.length) section(panel, "Identifiers", kvTable(ids, 1), false);
+    if (ids.length) {
+      const box = U.el("div", "fx-ids");
+      for (const pair of ids) {
+        const row = U.el("div", "fx-kv-row");
+        row.appendChild(U.el("div", "fx-k", pair[0]));
+        const v = U.el("div", "fx-v");
+        v.appendChild(U.el("span", "fx-str", pair[1]));
+        v.appendChild(U.copyButton("Copy", function () { return String(pair[1]); }));
+        row.appendChild(v);
+        box.appendChild(row);
+      }
+      section(panel, "Identifiers", box, false);
+    }
     if (node.static && FX.staticContext) FX.staticContext.section(panel, node);
   }
 

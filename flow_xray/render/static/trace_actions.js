@@ -7,6 +7,8 @@ FX.traceActions = (function () {
   const U = FX.util;
   const L = FX.layout;
   const D = FX.detail;
+  const Q = FX.search;
+  const ST = FX.state;
   const GRAPH_CAP = 600;
   const BOX_W = 184;
   const BOX_H = 50;
@@ -52,13 +54,13 @@ FX.traceActions = (function () {
     const scene = { nodes: [], edges: [], horizontal: horizontal };
     drawn.forEach((i, k) => {
       const node = this.nodes[i];
-      const tokens = nodeTokens(node);
+      const tokens = U.tokens(node);
       const second = [node.kind || "chain", U.fmtMs(node.latency_ms)];
       if (tokens) second.push(U.fmtTokensShort(tokens));
       const hidden = this.kids[i] && !this.expanded[i] ? this.size[i] - 1 : 0;
       scene.nodes.push({
         key: i, x: pos[k].x, y: pos[k].y, w: BOX_W, h: BOX_H, status: node.view_status || "ok",
-        cls: this.matches && this.matches[i] ? "fx-hit" : "",
+        cls: (this.matches && this.matches[i] ? "fx-hit" : "") + (this.critical[i] ? " fx-crit" : ""),
         lines: [U.ellipsis(U.nameOf(node), 24), second.join(" \u00b7 ")],
         badge: hidden ? "+" + U.fmtInt(hidden) : "",
       });
@@ -80,13 +82,6 @@ FX.traceActions = (function () {
     if (refit) this.graph.fit(false);
   };
 
-  function nodeTokens(node) {
-    const meta = node.meta || {};
-    if (U.isNum(meta.total_tokens)) return meta.total_tokens;
-    return (U.isNum(meta.prompt_tokens) ? meta.prompt_tokens : 0) +
-      (U.isNum(meta.completion_tokens) ? meta.completion_tokens : 0);
-  };
-
   actions.select = function (i, reveal) {
     if (i < 0 || i >= this.nodes.length) return;
     let hidden = false;
@@ -101,7 +96,75 @@ FX.traceActions = (function () {
     if (this.timeline) this.timeline.onSelect(i);
     const path = [];
     for (let p = this.parent[i]; p >= 0; p = this.parent[p]) path.unshift(U.nameOf(this.nodes[p]));
-    D.traceDetail(this.panel, this.nodes[i], { path: path, slowShare: this.slowShare });
+    D.traceDetail(this.panel, this.nodes[i], { path: path, slowShare: this.slowShare, link: () => this.link() });
+    if (this.matches && this.matches[i]) this.matchPosition();
+    for (const fn of this.onSelect) fn(i);
+    this.saveState();
+  };
+
+  // Keep selection, search, filter and overview in the URL fragment (a reload or a shared
+  // link comes back to them). replaceState: moving around adds no history entries.
+  actions.saveState = function () {
+    const node = this.selected >= 0 ? this.nodes[this.selected] : null;
+    const st = Object.assign({}, this.state, {
+      call: node ? node.span_id || node.id || "" : "",
+      q: this.search.value.trim(),
+      errors: this.errorsOnly.checked,
+      overview: this.overviewShown === false ? "0" : "",
+    });
+    this.state = st;
+    const hash = ST.format(st);
+    if (hash === location.hash || (!hash && !location.hash)) return;
+    try {
+      history.replaceState(null, "", hash || location.pathname + location.search);
+    } catch (err) {
+      location.hash = hash;
+    }
+  };
+
+  // The address of this page with the current state: what "Copy link" copies.
+  actions.link = function () {
+    return location.href.split("#")[0] + ST.format(this.state);
+  };
+
+  // Open every call (open) or close every one (not open); the selection stays, or moves
+  // to its root when closing hid it.
+  actions.expandAll = function (open) {
+    const n = this.nodes.length;
+    for (let i = 0; i < n; i++) this.expanded[i] = open && this.kids[i] ? 1 : 0;
+    this.refresh(true);
+    if (this.selected >= 0) {
+      const target = open ? this.selected : this.rootOf(this.selected);
+      if (!this.keep || this.keep[target]) this.select(target, true);
+    }
+  };
+
+  actions.rootOf = function (i) {
+    while (this.parent[i] >= 0) i = this.parent[i];
+    return i;
+  };
+
+  // The trace as flow-xray JSON ({version, totals, nodes: [trees]}), rebuilt from the rows.
+  actions.traceJson = function () {
+    const made = this.nodes.map(function (row) {
+      const copy = {};
+      for (const k in row) if (k !== "parent" && k !== "view_status" && k !== "self_ms") copy[k] = row[k];
+      copy.children = [];
+      return copy;
+    });
+    const roots = [];
+    for (let i = 0; i < made.length; i++) {
+      if (this.parent[i] >= 0) made[this.parent[i]].children.push(made[i]);
+      else roots.push(made[i]);
+    }
+    const out = { version: 1, nodes: roots };
+    if (this.data.totals) out.totals = this.data.totals;
+    return JSON.stringify(out, null, 1);
+  };
+
+  actions.downloadJson = function () {
+    const title = String(this.data.title || "trace").replace(/[^\w.-]+/g, "_").slice(0, 80);
+    U.download(title + ".json", this.traceJson());
   };
 
   actions.toggle = function (i) {
@@ -111,10 +174,17 @@ FX.traceActions = (function () {
     if (this.selected >= 0 && this.posOf.has(this.selected)) this.graph.select(this.selected, false);
   };
 
-  actions.applyFilter = function () {
-    const query = this.search.value.trim().toLowerCase();
+  // Filter by the search query (search.js) and the errors-only box: matches and their
+  // ancestors stay. `restoring`: from the URL on open (the caller selects a call).
+  actions.applyFilter = function (restoring) {
+    const query = this.search.value.trim();
     const errorsOnly = this.errorsOnly.checked;
     const n = this.nodes.length;
+    this.appliedQuery = query;
+    this.appliedErrors = errorsOnly;
+    this.matchPos.textContent = "";
+    this.search.classList.remove("fx-bad-query");
+    this.search.title = this.search.title.split("\n")[0];
     if (!query && !errorsOnly) {
       if (this.keep) {
         this.expanded = this.saved;
@@ -123,27 +193,44 @@ FX.traceActions = (function () {
       this.matchInfo.textContent = "";
     } else {
       if (!this.keep) this.saved = this.expanded;
-      if (query && !this.lower) this.lower = this.nodes.map((node) => U.nameOf(node).toLowerCase());
+      const parsed = Q.parse(query);
+      if (parsed.errors.length) {
+        this.search.classList.add("fx-bad-query");
+        this.search.title += "\n" + parsed.errors.join("; ");
+      }
+      const test = Q.matcher(parsed);
       const matches = new Uint8Array(n);
       const keep = new Uint8Array(n);
       let count = 0;
       for (let i = 0; i < n; i++) {
-        const hit = (!query || this.lower[i].indexOf(query) >= 0) &&
-          (!errorsOnly || this.nodes[i].view_status === "error");
-        if (hit) { matches[i] = keep[i] = 1; count++; }
+        const node = this.nodes[i];
+        if ((!errorsOnly || node.view_status === "error") && (!query || test(node))) {
+          matches[i] = keep[i] = 1;
+          count++;
+        }
       }
       // Parents precede children, so one backward pass marks every ancestor of a match.
       for (let i = n - 1; i > 0; i--) if (keep[i] && this.parent[i] >= 0) keep[this.parent[i]] = 1;
       this.matches = matches;
+      this.matchCount = count;
       this.keep = keep;
       this.expanded = keep.slice();
       this.matchInfo.textContent = count ? U.fmtCount(count, "match", "matches") : "no match";
     }
     this.refresh(true);
+    if (restoring) return;
     // Keep the selection when it survives the filter: select() re-opens its ancestors, so
     // clearing a search leaves the found call on screen instead of losing the place.
     if (this.selected >= 0 && (!this.keep || this.keep[this.selected])) this.select(this.selected, true);
     else if (this.matches) this.nextMatch(1);
+    this.saveState();
+  };
+
+  // "2 / 5" beside the search box: which match is selected.
+  actions.matchPosition = function () {
+    let k = 0;
+    for (let i = 0; i <= this.selected; i++) if (this.matches[i]) k++;
+    this.matchPos.textContent = k + " / " + this.matchCount;
   };
 
   actions.nextMatch = function (delta, test) {
@@ -186,9 +273,11 @@ FX.traceActions = (function () {
           self.search.blur();
           self.applyFilter();
         } else if (e.key === "Enter") {
+          // Enter: search (when the query changed), then next match; Shift+Enter: previous.
           e.preventDefault();
-          self.applyFilter();
-          self.search.blur();
+          const stale = self.search.value.trim() !== self.appliedQuery || self.errorsOnly.checked !== self.appliedErrors;
+          if (stale) self.applyFilter();
+          else self.nextMatch(e.shiftKey ? -1 : 1);
         }
         return;
       }

@@ -6,7 +6,9 @@
 // virtualized, large subtrees start collapsed (OPEN_BUDGET), and the graph draws
 // at most GRAPH_CAP boxes (trace_actions.js) of the expanded part, then a "+N more" box.
 // Public: FX.TraceApp, the viewer's constructor (new FX.TraceApp(payload)); its methods
-// come from trace_actions.js.
+// come from trace_actions.js. Hooks for other views: app.top (the row holding the overview
+// and graph panes), app.select(i, reveal), app.onSelect (functions called with the selected
+// row), app.state / app.saveState() (the URL fragment, see state.js).
 
 FX.TraceApp = (function () {
   const U = FX.util;
@@ -15,6 +17,8 @@ FX.TraceApp = (function () {
   const D = FX.detail;
   const P = FX.panes;
   const T = FX.timeline;
+  const O = FX.overview;
+  const ST = FX.state;
   const ROW_H = 26;
   const OPEN_BUDGET = 300;
 
@@ -29,18 +33,41 @@ FX.TraceApp = (function () {
     this.matches = null;
     this.lower = null;
     this.selected = -1;
+    this.onSelect = [];
+    this.appliedQuery = "";
+    this.appliedErrors = false;
+    this.ov = data.overview && typeof data.overview === "object" ? data.overview : {};
+    this.critical = new Uint8Array(this.nodes.length);
+    for (const i of this.ov.critical || []) if (i >= 0 && i < this.nodes.length) this.critical[i] = 1;
+    this.state = ST.parse(location.hash);
     this._buildUi();
     this.refresh(true);
-    const self = this;
     if (this.nodes.length) {
-      let first = 0;
-      for (let i = 0; i < this.nodes.length; i++) {
-        if (this.nodes[i].view_status === "error") { first = i; break; }
-      }
-      self.select(first, true);
+      this.restoreState();
     } else {
       D.emptyDetail(this.panel, "This trace has no calls.");
     }
+  };
+
+  // The row the page opens on: the call named in the URL, else the overview's choice (the
+  // root-cause failure, not a handled retry), else the first row.
+  TraceApp.prototype.restoreState = function () {
+    const st = this.state;
+    if (st.q || st.errors) {
+      this.search.value = st.q || "";
+      this.errorsOnly.checked = Boolean(st.errors);
+      this.applyFilter(true);
+    }
+    if (st.overview === "0") this.showOverview(false);
+    let target = -1;
+    if (st.call) {
+      for (let i = 0; i < this.nodes.length && target < 0; i++) {
+        if (this.nodes[i].span_id === st.call || this.nodes[i].id === st.call) target = i;
+      }
+    }
+    if (target < 0) target = U.isNum(this.ov.first) && this.ov.first >= 0 ? this.ov.first : 0;
+    if (this.keep && !this.keep[target]) this.nextMatch(1);
+    else this.select(target, true);
   };
 
   TraceApp.prototype._index = function () {
@@ -109,31 +136,73 @@ FX.TraceApp = (function () {
     const self = this;
     const top = U.header(this.data.title || "flow-xray trace");
     const t = this._totals();
+    const ov = this.ov;
+    const firstOf = function (list) { return Array.isArray(list) && list.length ? list[0] : -1; };
     U.chip(top.chips, U.fmtInt(t.nodes || 0), t.nodes === 1 ? "node" : "nodes");
-    U.chip(top.chips, U.fmtMs(t.wall_time_ms), "wall time");
-    U.chip(top.chips, U.fmtInt(t.errors || 0), t.errors === 1 ? "error" : "errors", t.errors ? "bad" : "");
-    U.chip(top.chips, U.fmtInt(t.total_tokens || 0), "tokens");
-    U.chip(top.chips, U.isNum(t.cost_usd) ? U.fmtCost(t.cost_usd) : "\u2014", U.isNum(t.cost_usd) ? "est. cost" : "cost unknown");
+    this._chipGoes(U.chip(top.chips, U.fmtMs(t.wall_time_ms), "wall time", "fx-chip-slow"), "slow", firstOf(ov.self_time),
+      "The call with the most time of its own");
+    const firstError = Array.isArray(ov.errors) && ov.errors.length ? ov.errors[0].row : -1;
+    this._chipGoes(U.chip(top.chips, U.fmtInt(t.errors || 0), t.errors === 1 ? "error" : "errors", t.errors ? "bad" : ""),
+      "errors", firstError, "The root-cause failure");
+    this._chipGoes(U.chip(top.chips, U.fmtInt(t.total_tokens || 0), "tokens"), "models", -1, "Usage per model");
+    this._chipGoes(U.chip(top.chips, U.isNum(t.cost_usd) ? U.fmtCost(t.cost_usd) : "\u2014", U.isNum(t.cost_usd) ? "est. cost" : "cost unknown"),
+      "llm", firstOf(ov.llm), "The costliest LLM call");
     this.search = U.el("input", "fx-search");
     this.search.type = "search";
-    this.search.placeholder = "Search names  ( / )";
-    this.search.setAttribute("aria-label", "Search by name");
+    this.search.placeholder = "Search  ( / )  e.g. model:gpt-4o duration>500ms";
+    this.search.title = "Words search names, inputs, outputs, errors and attributes. Filters: name: model: error: kind: status: key:value, duration> self> tokens> cost> (ms, s). -term excludes. Enter / Shift+Enter: next / previous match.";
+    this.search.setAttribute("aria-label", "Search calls");
     const label = U.el("label", "fx-toggle");
     this.errorsOnly = U.el("input");
     this.errorsOnly.type = "checkbox";
     label.appendChild(this.errorsOnly);
     label.appendChild(U.el("span", null, "Errors only"));
     this.matchInfo = U.el("span", "fx-match-info", "");
+    this.matchPos = U.el("span", "fx-match-pos", "");
+    const step = function (text, title, delta) {
+      const b = U.el("button", "fx-btn fx-match-step", text);
+      b.type = "button";
+      b.title = title;
+      b.addEventListener("click", function () { self.nextMatch(delta); });
+      return b;
+    };
     top.controls.appendChild(this.search);
+    top.controls.appendChild(step("\u2191", "Previous match (Shift+Enter)", -1));
+    top.controls.appendChild(step("\u2193", "Next match (Enter)", 1));
+    top.controls.appendChild(this.matchPos);
     top.controls.appendChild(label);
     top.controls.appendChild(this.matchInfo);
+    const save = U.el("button", "fx-btn fx-download", "\u2913 JSON");
+    save.type = "button";
+    save.title = "Save this trace as flow-xray JSON (flow-xray view and TraceResult.load read it)";
+    save.addEventListener("click", function () { self.downloadJson(); });
+    top.controls.appendChild(save);
     document.body.appendChild(top.header);
 
     const main = U.el("main", "fx-main");
     const left = U.el("section", "fx-left");
+    this.top = U.el("div", "fx-top");
+    this.overview = O.build(this, this.ov);
+    const ovPane = U.el("div", "fx-pane fx-ov-pane");
+    const ovHead = U.el("div", "fx-ov-head");
+    ovHead.appendChild(U.el("span", "fx-ov-heading", "Overview"));
+    const hide = U.el("button", "fx-btn fx-ov-hide", "Hide");
+    hide.type = "button";
+    hide.addEventListener("click", function () { self.showOverview(false); self.saveState(); });
+    ovHead.appendChild(hide);
+    ovPane.appendChild(ovHead);
+    ovPane.appendChild(this.overview.el);
+    this.ovPane = ovPane;
+    this.top.appendChild(ovPane);
     const graphPane = U.el("div", "fx-pane fx-graph-pane");
     this.graph = new G.GraphView(graphPane, { onSelect: function (i) { self.select(i, true); } });
-    left.appendChild(graphPane);
+    const showOv = U.el("button", "fx-btn fx-ov-show", "Overview");
+    showOv.type = "button";
+    showOv.title = "Show the overview";
+    showOv.addEventListener("click", function () { self.showOverview(true); self.saveState(); });
+    graphPane.appendChild(showOv);
+    this.top.appendChild(graphPane);
+    left.appendChild(this.top);
     const table = U.el("div", "fx-pane fx-table");
     this.timeline = new T.Timeline(this);
     table.appendChild(this.timeline.toolbar());
@@ -157,11 +226,11 @@ FX.TraceApp = (function () {
     document.body.appendChild(main);
     const help = U.el("footer", "fx-help");
     help.appendChild(U.el("span", "fx-help-keys",
-      "\u2191\u2193 or j k move \u00b7 \u2190 \u2192 collapse / expand \u00b7 Enter or Space toggle \u00b7 / search \u00b7 e next error \u00b7 Esc clear \u00b7 + \u2212 0 zoom \u00b7 Shift+\u2190 \u2192 pan \u00b7 z zoom to call"));
+      "\u2191\u2193 or j k move \u00b7 \u2190 \u2192 collapse / expand \u00b7 Enter or Space toggle \u00b7 / search, Enter / Shift+Enter next / previous match \u00b7 e next error \u00b7 Esc clear \u00b7 + \u2212 0 zoom \u00b7 Shift+\u2190 \u2192 pan \u00b7 z zoom to call"));
     document.body.appendChild(help);
     this.timeline.bind(table, head, this.rows.scroller);
     this.panes = new P.Layout({
-      main: main, left: left, top: graphPane, bottom: table, side: this.panel, footer: help,
+      main: main, left: left, top: this.top, bottom: table, side: this.panel, footer: help,
       names: { top: "Graph", bottom: "Tree", side: "Detail" },
       onResize: function () { if (self.graph.scene) self.graph.fit(false); },
     });
@@ -171,10 +240,46 @@ FX.TraceApp = (function () {
     this.errorsOnly.addEventListener("change", function () { self.applyFilter(); });
   };
 
+  // Clicking a header chip shows its overview section and selects the call it points at.
+  TraceApp.prototype._chipGoes = function (chip, section, row, title) {
+    const self = this;
+    chip.classList.add("fx-chip-link");
+    chip.tabIndex = 0;
+    chip.setAttribute("role", "button");
+    chip.title = title + " (click)";
+    chip.dataset.section = section;
+    const go = function () {
+      self.showOverview(true);
+      self.overview.show(section);
+      if (row >= 0) self.select(row, true);
+    };
+    chip.addEventListener("click", go);
+    chip.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); e.stopPropagation(); go(); }
+    });
+  };
+
+  TraceApp.prototype.showOverview = function (on) {
+    this.overviewShown = on;
+    this.top.classList.toggle("fx-ov-hidden", !on);
+    if (this.graph && this.scene !== null) this.graph.fit(false);
+  };
+
   TraceApp.prototype._tableHead = function () {
+    const self = this;
     const head = U.el("div", "fx-row fx-table-head");
-    head.appendChild(U.el("div", "fx-cell-name", "Call"));
-    head.appendChild(U.el("div", "fx-cell-lat", "Latency"));
+    const call = U.el("div", "fx-cell-name", "Call");
+    const tool = function (text, title, open) {
+      const b = U.el("button", "fx-btn fx-tree-tool", text);
+      b.type = "button";
+      b.title = title;
+      b.addEventListener("click", function () { self.expandAll(open); });
+      call.appendChild(b);
+    };
+    tool("Expand all", "Open every call (the graph draws the first 600)", true);
+    tool("Collapse all", "Close every call but the roots", false);
+    head.appendChild(call);
+    head.appendChild(U.el("div", "fx-cell-lat", "Latency \u00b7 self"));
     head.appendChild(this.timeline.axis(U.el("div", "fx-cell-bar")));
     return head;
   };
@@ -184,15 +289,20 @@ FX.TraceApp = (function () {
     const name = U.el("div", "fx-cell-name");
     const parts = {
       indent: U.el("span", "fx-indent"), caret: U.el("span", "fx-caret"), dot: U.el("span", "fx-dot"),
-      name: U.el("span", "fx-name"), kind: U.el("span", "fx-kindtag"),
-      lat: U.el("div", "fx-cell-lat"), bar: U.el("div", "fx-bar"),
+      icon: U.el("span", "fx-erricon"), name: U.el("span", "fx-name"), kind: U.el("span", "fx-kindtag"),
+      facts: U.el("span", "fx-rowfacts"), lat: U.el("div", "fx-cell-lat"), total: U.el("span", "fx-lat-total"),
+      self: U.el("span", "fx-lat-self"), bar: U.el("div", "fx-bar"),
     };
     name.appendChild(parts.indent);
     name.appendChild(parts.caret);
     name.appendChild(parts.dot);
+    name.appendChild(parts.icon);
     name.appendChild(parts.name);
     name.appendChild(parts.kind);
+    name.appendChild(parts.facts);
     row.appendChild(name);
+    parts.lat.appendChild(parts.total);
+    parts.lat.appendChild(parts.self);
     row.appendChild(parts.lat);
     const track = U.el("div", "fx-cell-bar");
     track.appendChild(parts.bar);
@@ -208,14 +318,34 @@ FX.TraceApp = (function () {
     p.indent.style.width = this.depth[i] * 16 + "px";
     p.caret.textContent = this.kids[i] ? (this.expanded[i] ? "\u25be" : "\u25b8") : "";
     p.dot.className = "fx-dot " + status;
+    const icon = TraceApp.statusIcon(node);
+    p.icon.textContent = icon.text;
+    p.icon.className = "fx-erricon " + icon.cls;
+    p.icon.title = icon.title;
     p.name.textContent = U.nameOf(node);
     p.name.className = "fx-name" + (this.matches && this.matches[i] ? " fx-hit" : "");
-    p.kind.textContent = node.kind || "";
-    p.lat.textContent = U.fmtMs(node.latency_ms);
+    p.kind.textContent = U.visible(node.kind || "chain");
+    p.kind.className = "fx-kindtag kind-" + (/^[a-z]+$/.test(node.kind || "") ? node.kind : "other");
+    p.facts.textContent = O.llmFacts(node);
+    p.total.textContent = U.fmtMs(node.latency_ms);
+    p.self.textContent = U.isNum(node.self_ms) && this.kids[i] ? U.fmtMs(node.self_ms) : "";
     const ended = U.isNum(node.latency_ms);
-    p.bar.className = "fx-bar " + status + (ended && !node.incomplete ? "" : " open");
+    p.bar.className = "fx-bar " + status + (ended && !node.incomplete ? "" : " open") + (this.critical[i] ? " crit" : "");
     this.timeline.placeBar(p.bar, i);
     row.classList.toggle("selected", i === this.selected);
+  };
+
+  // How a call ended, as a row icon: a failure raised here and not handled, one handled by a
+  // caller, one passed up from a child, a cancelled or interrupted call; nothing when ok.
+  TraceApp.statusIcon = function (node) {
+    if (node.status === "error") {
+      if (node.error_origin === false) return { text: "\u2191", cls: "passed", title: "failed: passed up from a child" };
+      if (node.error_handled) return { text: "\u21ba", cls: "handled", title: "failed here, handled by a caller" };
+      return { text: "\u2716", cls: "unhandled", title: "failed here, not handled" };
+    }
+    if (node.status === "cancelled") return { text: "\u2298", cls: "stopped", title: "cancelled" };
+    if (node.status === "interrupted") return { text: "\u23f8", cls: "stopped", title: "interrupted" };
+    return { text: "", cls: "", title: "" };
   };
 
   Object.assign(TraceApp.prototype, FX.traceActions);

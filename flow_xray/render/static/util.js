@@ -1,14 +1,15 @@
 // util.js -> FX.util: DOM construction and number formatting shared by every view.
 // All text reaches the page through textContent; nothing here parses markup.
-// Public: el, svg, clear, readPayload, isNum, visible, nameOf, fmtMs, fmtInt, fmtCount, fmtCost, fmtTokensShort, ellipsis, perFrame, debounce, markReady, header, chip.
+// Public: el, svg, clear, readPayload, isNum, visible, nameOf, tokens, copyText, copyButton, download, fmtMs, fmtInt, fmtCount, fmtCost, fmtTokensShort, ellipsis, perFrame, debounce, markReady, header, chip.
 
 FX.util = (function () {
   const SVG_NS = "http://www.w3.org/2000/svg";
 
+  // Every text this makes is shown through visible(): no caller can forget it.
   function el(tag, className, text) {
     const node = document.createElement(tag);
     if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (text !== undefined && text !== null) node.textContent = visible(text);
     return node;
   }
 
@@ -30,13 +31,16 @@ FX.util = (function () {
     return typeof v === "number" && isFinite(v);
   }
 
-  // Invisible characters that reorder or hide text (bidi controls, zero-width
-  // marks) are shown as <U+XXXX>, so a debugging view never spoofs what a string is.
-  const INVISIBLE = /[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g;
+  // Invisible characters that reorder or hide text -- bidi controls (U+202A-U+202E,
+  // U+2066-U+2069), zero-width marks (U+200B-U+200F, U+FEFF), every other format (Cf) and
+  // control (Cc) character but newline, tab and CR, line/paragraph separators, lone surrogates
+  // -- are shown as <U+XXXX>, so a debugging view never spoofs what a string is. The one
+  // function for all text put on screen (el() applies it); idempotent.
+  const INVISIBLE = /(?![\n\t\r])[\p{Cc}\p{Cf}\u2028\u2029]|\p{Cs}/gu;
 
   function visible(text) {
     return String(text).replace(INVISIBLE, function (ch) {
-      return "<U+" + ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0") + ">";
+      return "<U+" + ch.codePointAt(0).toString(16).toUpperCase().padStart(4, "0") + ">";
     });
   }
 
@@ -44,6 +48,63 @@ FX.util = (function () {
   // as in the DOT labels.
   function nameOf(node) {
     return node.name === null || node.name === undefined ? "?" : visible(node.name);
+  }
+
+  // Total tokens a node reports itself (total_tokens, else prompt + completion).
+  function tokens(node) {
+    const meta = node.meta || {};
+    if (isNum(meta.total_tokens)) return meta.total_tokens;
+    return (isNum(meta.prompt_tokens) ? meta.prompt_tokens : 0) +
+      (isNum(meta.completion_tokens) ? meta.completion_tokens : 0);
+  }
+
+  // Copy text to the clipboard: navigator.clipboard where the page may use it, else a
+  // hidden textarea and execCommand. done(ok) is told whether it worked.
+  function copyText(text, done) {
+    const fallback = function () {
+      const area = document.createElement("textarea");
+      area.value = text;
+      area.setAttribute("readonly", "");
+      area.style.position = "fixed";
+      area.style.opacity = "0";
+      document.body.appendChild(area);
+      area.select();
+      let ok = false;
+      try { ok = document.execCommand("copy"); } catch (e) { ok = false; }
+      area.remove();
+      done(ok);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(function () { done(true); }, fallback);
+    } else fallback();
+  }
+
+  // A small button that copies what text() returns and says so for a moment.
+  function copyButton(label, text) {
+    const button = el("button", "fx-btn fx-copy", label);
+    button.type = "button";
+    button.title = "Copy to the clipboard";
+    button.addEventListener("click", function (e) {
+      e.preventDefault();
+      e.stopPropagation();
+      copyText(text(), function (ok) {
+        button.textContent = ok ? "Copied" : "Copy failed";
+        setTimeout(function () { button.textContent = label; }, 1200);
+      });
+    });
+    return button;
+  }
+
+  // Offer text as a file download (a Blob URL on a temporary link; no network).
+  function download(name, text, type) {
+    const url = URL.createObjectURL(new Blob([text], { type: type || "application/json" }));
+    const link = document.createElement("a");
+    link.href = url;
+    link.download = name;
+    document.body.appendChild(link);
+    link.click();
+    link.remove();
+    setTimeout(function () { URL.revokeObjectURL(url); }, 0);
   }
 
   function fmtMs(ms) {
@@ -115,6 +176,7 @@ FX.util = (function () {
     const brand = el("div", "fx-brand");
     brand.appendChild(el("span", "fx-logo", "flow-xray"));
     brand.appendChild(el("h1", "fx-title", title));
+    document.title = visible(title);
     header.appendChild(brand);
     const chips = el("div", "fx-chips");
     header.appendChild(chips);
@@ -139,6 +201,10 @@ FX.util = (function () {
     isNum: isNum,
     visible: visible,
     nameOf: nameOf,
+    tokens: tokens,
+    copyText: copyText,
+    copyButton: copyButton,
+    download: download,
     fmtMs: fmtMs,
     fmtInt: fmtInt,
     fmtCount: fmtCount,

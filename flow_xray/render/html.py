@@ -15,8 +15,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-import json
-import math
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from importlib import resources
@@ -24,6 +22,7 @@ from typing import Any
 
 from flow_xray.render.graph import Graph, Step, parse_dot
 from flow_xray.render.overview import overview
+from flow_xray.render.payload import dumps, pack
 from flow_xray.render.trace_graph import SLOW_SHARE, flatten_trace
 
 # Concatenated in this order into one script; later files use earlier ones. Each file
@@ -31,6 +30,7 @@ from flow_xray.render.trace_graph import SLOW_SHARE, flatten_trace
 # ``// util.js -> FX.util``) and nothing else; tests/viewer/js checks that with Node.
 SCRIPT_FILES = (
     "util.js",
+    "payload.js",
     "layout.js",
     "graph_view.js",
     "rows.js",
@@ -80,7 +80,7 @@ def trace_to_html(data: Mapping[str, Any], title: str = "flow-xray trace") -> st
     }
     if isinstance(data.get("static"), Mapping):  # from `StaticContext.annotate`
         payload["static"] = data["static"]
-    return _page(title, payload)
+    return _page(title, pack(payload))
 
 
 def graph_to_html(
@@ -133,10 +133,7 @@ def embed_json(value: Any) -> str:
     Raises:
         ValueError: ``value`` contains itself (a circular reference).
     """
-    try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False, default=repr)
-    except (ValueError, TypeError):  # NaN/inf (ValueError) or a non-JSON key (TypeError)
-        text = json.dumps(_finite(value), ensure_ascii=False, allow_nan=False, default=repr)
+    text = dumps(value)
     for char, escape in _JSON_ESCAPES:
         text = text.replace(char, escape)
     return text
@@ -209,30 +206,3 @@ def _with_chat(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _asset(name: str) -> str:
     return resources.files("flow_xray.render").joinpath("static").joinpath(name).read_text("utf-8")
-
-
-def _finite(value: Any) -> Any:
-    """Copy of ``value`` with NaN/inf replaced by their text and keys made strings.
-
-    Iterative, so any depth works. Each container is copied once (by identity):
-    a shared one stays shared, and one that contains itself gives a copy that
-    does too, which `json.dumps` then rejects instead of this loop never ending.
-    """
-    root: list[Any] = [value]
-    copies: dict[int, Any] = {}
-    stack: list[tuple[Any, Any, Any]] = [(root, 0, value)]
-    while stack:
-        holder, key, item = stack.pop()
-        if isinstance(item, float) and not math.isfinite(item):
-            holder[key] = str(item)
-        elif isinstance(item, (Mapping, list, tuple)) and id(item) in copies:
-            holder[key] = copies[id(item)]
-        elif isinstance(item, Mapping):
-            copy = {str(k): v for k, v in item.items()}
-            holder[key] = copies[id(item)] = copy
-            stack.extend((copy, k, v) for k, v in copy.items())
-        elif isinstance(item, (list, tuple)):
-            items = list(item)
-            holder[key] = copies[id(item)] = items
-            stack.extend((items, i, v) for i, v in enumerate(items))
-    return root[0]

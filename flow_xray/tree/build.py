@@ -19,7 +19,7 @@ from typing import Any
 from flow_xray import attributes as attr
 from flow_xray.llm.pricing import cost_usd
 from flow_xray.tree.accounting import analyze
-from flow_xray.tree.model import TraceNode, TraceResult, lazy_nodes
+from flow_xray.tree.model import TraceNode, TraceResult, lazy_nodes, new_node
 from flow_xray.tree.readers import error_text, promote_messages
 from flow_xray.tree.spans import SpanRecord, SpanStore
 
@@ -245,26 +245,28 @@ def _cut_cycles(nodes: Sequence[TraceNode], parents: list[int]) -> None:
 def to_node(record: SpanRecord, origin_ns: int) -> TraceNode:
     """Turn one span record into a childless `TraceNode`."""
     attrs = record.attributes
-    # One pass: split flow-xray's first-class keys from user metadata and the rest.
-    consumed: dict[str, Any] = {}
-    meta_keys: dict[str, Any] = {}
-    others: dict[str, Any] = {}
-    for key, value in attrs.items():
-        if key in attr.CONSUMED:
-            consumed[key] = value
-        elif key.startswith(attr.META_PREFIX):
-            meta_keys[key[_META_LEN:]] = _plain(value)
-        else:
-            others[key] = _plain(value) if type(value) is tuple else value
+    # Split flow-xray's first-class keys from user metadata and the rest, by a
+    # plan made once per set of keys (spans of one function share theirs).
+    keys = tuple(attrs)
+    plan = _PLANS.get(keys)
+    if plan is None:
+        plan = _plan(keys)
+    consumed = {key: attrs[key] for key in plan[0]}
+    meta_keys = {short: _plain(attrs[key]) for key, short in plan[1]}
+    others = {key: attrs[key] for key in plan[2]}
+    if tuple in set(map(type, others.values())):
+        others = {
+            key: _plain(value) if type(value) is tuple else value for key, value in others.items()
+        }
     end_ns = record.end_ns
     inputs, output = (
         _inputs(consumed),
         _decode(consumed.get(attr.OUTPUT_VALUE), consumed.get(attr.OUTPUT_MIME_TYPE)),
     )
-    if others and _MESSAGE_KEYS.intersection(others):
+    if plan[3]:
         inputs, output = promote_messages(others, inputs, output)
     error, stack = _error(record) if record.status == "ERROR" else (None, None)
-    return TraceNode(
+    return new_node(
         id=f"n{record.span_id}",
         name=record.name,
         kind=_kind(consumed),
@@ -294,6 +296,26 @@ def to_node(record: SpanRecord, origin_ns: int) -> TraceNode:
 
 
 _META_LEN = len(attr.META_PREFIX)
+_Plan = tuple[tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...], bool]
+_PLANS: dict[tuple[str, ...], _Plan] = {}
+
+
+def _plan(keys: tuple[str, ...]) -> _Plan:
+    """Which keys are consumed, which are metadata (and their short names), which are kept."""
+    consumed = tuple(k for k in keys if k in attr.CONSUMED)
+    meta = tuple(
+        (k, k[_META_LEN:])
+        for k in keys
+        if k not in attr.CONSUMED and k.startswith(attr.META_PREFIX)
+    )
+    others = tuple(k for k in keys if k not in attr.CONSUMED and not k.startswith(attr.META_PREFIX))
+    plan = (consumed, meta, others, not _MESSAGE_KEYS.isdisjoint(others))
+    if len(_PLANS) >= 4096:  # bounded: spans whose keys vary freely get no cache
+        _PLANS.clear()
+    _PLANS[keys] = plan
+    return plan
+
+
 # The keys that show a span carries chat messages in a shape `promote_messages` reads.
 _MESSAGE_KEYS = frozenset(
     {

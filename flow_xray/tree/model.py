@@ -12,6 +12,7 @@ import json
 import os
 from collections.abc import Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from flow_xray.errors import TraceFileError
@@ -105,6 +106,10 @@ class TraceNode:
         """Whether ``meta`` holds anything (without loading a lazily built node's details)."""
         return bool(self.meta)
 
+    def field_values(self) -> tuple[Any, ...]:
+        """The values of every field but ``children``, in field order."""
+        return _get_data_fields(self)
+
     def __iter__(self) -> Iterator[TraceNode]:
         """Yield this node and its descendants in pre-order (iteratively)."""
         stack = [self]
@@ -120,10 +125,8 @@ class TraceNode:
         stack: list[tuple[TraceNode, dict[str, Any]]] = [(self, out)]
         while stack:
             node, target = stack.pop()
-            for f in fields(node):
-                if f.name != "children":
-                    target[f.name] = getattr(node, f.name)
-            if not node.meta:
+            target.update(zip(_DATA_FIELDS, node.field_values(), strict=True))
+            if not target["meta"]:
                 del target["meta"]  # as in 0.2.0: no "meta" key when there is none
             kids: list[dict[str, Any]] = [{} for _ in node.children]
             target["children"] = kids
@@ -165,6 +168,17 @@ class TraceNode:
                 (child, node, f"{where}_{i}") for i, child in reversed(list(enumerate(children)))
             )
         return nodes[0]
+
+
+_DATA_FIELDS = tuple(f.name for f in fields(TraceNode) if f.name != "children")
+_get_data_fields = attrgetter(*_DATA_FIELDS)
+
+
+def new_node(**values: Any) -> TraceNode:
+    """A `TraceNode` from keyword fields, without the 0.2.0 argument forms' checks (builders)."""
+    node = _new(TraceNode)
+    _node_init(node, **values)
+    return node
 
 
 _FIELD_TYPES: dict[str, tuple[type, ...]] = {
@@ -279,6 +293,16 @@ class LazyNode(TraceNode):
             slot = _SLOTS[name]
             slot.__set__(self, slot.__get__(full, TraceNode))
 
+    def field_values(self) -> tuple[Any, ...]:
+        source = self._source
+        if source is None:
+            return _get_data_fields(self)
+        # Read from a node decoded for the purpose: this node stays unfilled (and small).
+        full = source.node(self._at)
+        for name in _EAGER_FIELDS:
+            setattr(full, name, getattr(self, name))
+        return _get_data_fields(full)
+
     def has_meta(self) -> bool:
         # Unfilled means no metadata: nodes with some are filled when built.
         return self._source is None and bool(self.meta)
@@ -295,6 +319,7 @@ class LazyNode(TraceNode):
 
 
 _SLOTS = {name: TraceNode.__dict__[name] for name in LAZY_FIELDS}
+_EAGER_FIELDS = tuple(n for n in _DATA_FIELDS if n not in LAZY_FIELDS)
 for _name in LAZY_FIELDS:
     setattr(LazyNode, _name, _Deferred(_SLOTS[_name]))
 

@@ -203,6 +203,44 @@ def test_hundred_thousand_nodes_open(open_page: OpenPage) -> None:
     assert loaded.console_errors == []
 
 
+@pytest.mark.slow
+def test_a_captured_hundred_thousand_call_page_opens_scrolls_and_shows_details(
+    open_page: OpenPage,
+) -> None:
+    """A real 100k-call capture makes a page under 12 MB that opens, scrolls to the last
+    call and shows that call's inputs, decoded when it is selected."""
+    from flow_xray import trace
+
+    @trace
+    def leaf(stage: int, item: int) -> int:
+        return stage * item
+
+    @trace
+    def stage(index: int) -> int:
+        return sum(leaf(index, item) for item in range(99))
+
+    @trace
+    def pipeline() -> None:
+        for index in range(1000):
+            stage(index)
+
+    with trace.capture() as result:
+        pipeline()
+    html = result.to_html()
+    assert len(html.encode("utf-8")) < 12_000_000
+    loaded = open_page(html, "captured100k", timeout_ms=120_000)
+    assert loaded.page.locator(".fx-chip").first.inner_text().split() == ["100,001", "nodes"]
+    loaded.page.locator(".fx-rows").hover()
+    loaded.page.keyboard.press("Home")
+    loaded.page.keyboard.press("ArrowRight")  # expand the root: its 1,000 stages
+    loaded.page.mouse.wheel(0, 50_000)
+    loaded.page.keyboard.press("End")
+    assert loaded.selected_name().split(".")[-1] in ("stage", "leaf")
+    detail = loaded.page.locator(".fx-detail").inner_text()
+    assert "999" in detail  # the last stage's inputs, decoded on selection
+    assert loaded.console_errors == []
+
+
 def test_screenshot_of_the_demo_trace(open_page: OpenPage, tmp_path: Path) -> None:
     """The README picture: the built-in demo, an LLM call selected, 1400x900, a real PNG.
 

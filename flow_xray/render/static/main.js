@@ -4,19 +4,20 @@
 FX.main = (function () {
   const U = FX.util;
 
-  function main() {
-    let data;
-    try {
-      data = U.readPayload();
-    } catch (err) {
-      document.body.appendChild(U.el("p", "fx-empty", "The embedded data could not be read: " + err.message));
-      U.markReady();
-      return;
-    }
+  function start(data) {
     if (data.mode === "trace") new FX.TraceApp(data);
     else if (data.mode === "graph") new FX.graphApp.GraphApp(data);
     else FX.graphApp.textApp(data);
     U.markReady();
+  }
+
+  function fail(err) {
+    document.body.appendChild(U.el("p", "fx-empty", "The embedded data could not be read: " + err.message));
+    U.markReady();
+  }
+
+  function main() {
+    FX.payload.read().then(start, fail);
   }
 
   return main;

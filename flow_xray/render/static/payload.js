@@ -1,0 +1,95 @@
+// payload.js -> FX.payload: the embedded trace data, inflated and decoded (render/payload.py).
+// Public: read() -- a promise of the page's data object; unpack(embedded) -- the same from the
+// parsed #fx-data object. Trace pages hold {"format": 1, "packed": base64 of gzip of columns};
+// other pages hold their data as plain JSON, returned as it is.
+// Rows come back as objects; their detail fields (inputs, output, attributes, events) are
+// parsed from JSON text when first read, so a million-call page opens without parsing them all.
+
+FX.payload = (function () {
+  const FORMAT = 1;
+  const LAZY = new Set(["inputs", "output", "attributes", "events"]);
+  const ROW = Symbol("row");
+
+  function read() {
+    return Promise.resolve().then(function () {
+      return unpack(FX.util.readPayload());
+    });
+  }
+
+  function unpack(embedded) {
+    if (!embedded || typeof embedded.packed !== "string") return Promise.resolve(embedded);
+    if (embedded.format !== FORMAT) {
+      return Promise.reject(new Error("unknown packed data format " + String(embedded.format)));
+    }
+    return inflate(embedded.packed).then(function (text) {
+      return decode(JSON.parse(text));
+    });
+  }
+
+  function bytesOf(base64) {
+    const binary = atob(base64);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    return bytes;
+  }
+
+  // The browser's own gzip (DecompressionStream): no code of ours inflates anything.
+  function inflate(base64) {
+    const stream = new Blob([bytesOf(base64)]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).text();
+  }
+
+  function decode(body) {
+    const count = body.count;
+    const strings = body.strings;
+    const texts = body.texts;
+    function Row() {}
+    const rows = new Array(count);
+    for (let i = 0; i < count; i++) {
+      const row = new Row();
+      row[ROW] = i;
+      rows[i] = row;
+    }
+    for (const column of body.columns) {
+      const key = column[0], kind = column[1], values = column[2];
+      const absent = new Set(column[3]);
+      if (kind === "j" && LAZY.has(key)) {
+        lazyField(Row.prototype, key, values, absent, texts);
+        continue;
+      }
+      for (let i = 0; i < count; i++) {
+        if (absent.size && absent.has(i)) continue;
+        const v = values[i];
+        if (kind === "s") rows[i][key] = v < 0 ? null : strings[v];
+        else if (kind === "j") rows[i][key] = JSON.parse(texts[v]);
+        else rows[i][key] = v;
+      }
+    }
+    const data = body.head;
+    data.nodes = rows;
+    return data;
+  }
+
+  // A field read from JSON text on first use, then kept on the row as a plain value.
+  function lazyField(proto, key, values, absent, texts) {
+    function own(row, value) {
+      Object.defineProperty(row, key, { value: value, writable: true, enumerable: true, configurable: true });
+    }
+    Object.defineProperty(proto, key, {
+      configurable: true,
+      enumerable: true, // for..in (copy as JSON) lists it like the eager fields
+      get: function () {
+        const i = this[ROW];
+        if (absent.has(i)) return undefined;
+        const value = JSON.parse(texts[values[i]]);
+        own(this, value);
+        return value;
+      },
+      set: function (value) {
+        own(this, value);
+      },
+    });
+  }
+
+  return { read: read, unpack: unpack };
+})();

@@ -96,7 +96,9 @@ def pack(payload: Mapping[str, Any]) -> dict[str, Any]:
         "texts": list(texts),
         "columns": columns,
     }
-    raw = gzip.compress(dumps(body).encode("utf-8"), compresslevel=_LEVEL, mtime=0)
+    # A lone surrogate can only sit inside a JSON string, where "\\udc80" is its escape.
+    text = dumps(body).encode("utf-8", "backslashreplace")
+    raw = gzip.compress(text, compresslevel=_LEVEL, mtime=0)
     return {"format": FORMAT, "packed": base64.b64encode(raw).decode("ascii")}
 
 
@@ -142,6 +144,22 @@ def unpack(embedded: Mapping[str, Any]) -> dict[str, Any]:
             else:
                 row[key] = value
     return {**body["head"], "nodes": rows}
+
+
+def read_page(page: str) -> dict[str, Any]:
+    """The data a viewer page embeds (unpacked), e.g. to check what a written page holds.
+
+    Raises:
+        ValueError: the page has no embedded data.
+    """
+    start = page.find(_DATA_TAG)
+    end = page.find("</script>", start)
+    if start < 0 or end < 0:
+        raise ValueError("not a flow-xray viewer page: no embedded data")
+    return unpack(json.loads(page[start + len(_DATA_TAG) : end]))
+
+
+_DATA_TAG: Final = '<script type="application/json" id="fx-data">'
 
 
 def _finite(value: Any) -> Any:

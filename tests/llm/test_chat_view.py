@@ -7,6 +7,7 @@ from typing import Any
 
 from flow_xray.llm.messages import chat_view
 from flow_xray.render.html import trace_to_html
+from flow_xray.render.payload import read_page
 
 WEATHER_CALL = {"city": "Paris"}
 
@@ -211,8 +212,7 @@ def test_the_trace_page_carries_the_chat_of_llm_nodes_only() -> None:
         ]
     }
     page = trace_to_html(trace)
-    start = page.index('id="fx-data">') + len('id="fx-data">')
-    data = json.loads(page[start : page.index("</script>", start)])
+    data = read_page(page)
     agent, ask = data["nodes"]
     assert "chat" not in agent
     assert ask["chat"]["response"] == [{"role": "assistant", "content": "hello"}]

@@ -11,7 +11,7 @@ import pytest
 
 from flow_xray.render import Graph, GraphNode, dot_viewer_html, graph_to_html, trace_to_html
 from flow_xray.render.html import SCRIPT_FILES, STYLE_FILE, csp_hash, embed_json
-from flow_xray.render.payload import unpack
+from flow_xray.render.payload import read_page
 
 HOSTILE = "</script><img src=x onerror=alert(1)>"
 
@@ -33,9 +33,7 @@ def hostile_trace() -> dict[str, Any]:
 
 
 def payload(page: str) -> Any:
-    match = re.search(r'<script type="application/json" id="fx-data">(.*?)</script>', page, re.S)
-    assert match is not None
-    return unpack(json.loads(match.group(1)))
+    return read_page(page)
 
 
 def test_csp_allows_exactly_the_inline_script_and_style() -> None:

@@ -23,16 +23,15 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from flow_xray.llm.usage import field
+
 __all__ = ["chat_view", "input_message_attributes", "output_message_attributes"]
 
 _SETTINGS: Final = (str, int, float, bool)
 _MAX_MESSAGES: Final = 64
 
 
-def _get(obj: Any, name: str) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
+_get = field  # mappings by key, objects only by attributes they really have
 
 
 def _is_chat(value: Any) -> bool:

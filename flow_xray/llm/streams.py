@@ -21,7 +21,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Final
 
-from flow_xray.llm.usage import Usage, usage_from_response
+from flow_xray.llm.usage import Usage, field, usage_from_response
 
 __all__ = ["StreamEnd", "StreamUsage", "is_stream", "stream_usage_for", "watch_stream"]
 
@@ -52,10 +52,7 @@ _FINAL_RESPONSE_EVENTS: Final = frozenset(
 )
 
 
-def _get(obj: Any, name: str) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(name)
-    return getattr(obj, name, None)
+_get = field  # mappings by key, objects only by attributes they really have
 
 
 def _keys(obj: Any) -> Any:

@@ -156,10 +156,49 @@ def _is_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _attr(obj: Any, name: str) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
+_NO_FIELD: Final = object()
+
+
+def _has_field(obj: Any, name: str) -> bool:
+    """Whether ``name`` is really on ``obj``: in its ``__dict__`` or defined by its class.
+
+    Never runs an instance ``__getattr__``, so a ``MagicMock`` (which would
+    create the attribute) or a proxy answering any name reads as not having it.
+    """
+    try:
+        own = object.__getattribute__(obj, "__dict__")
+    except Exception:
+        own = None
+    if isinstance(own, dict) and name in own:
+        return True
+    try:
+        return getattr(type(obj), name, _NO_FIELD) is not _NO_FIELD
+    except Exception:
+        return False
+
+
+def field(obj: Any, name: str) -> Any:
+    """``obj[name]`` of a mapping, else the attribute ``name`` if it really exists, else None.
+
+    Provider SDK objects (``openai``, ``anthropic``, ...) may keep extra fields
+    behind ``__getattr__`` (pydantic extras) and are read normally. Never raises.
+    """
+    try:
+        if isinstance(obj, Mapping):
+            return obj.get(name)
+        if _has_field(obj, name) or _module_root(obj) in _MODULE_PROVIDERS:
+            return getattr(obj, name, None)
+    except Exception:
+        return None
+    return None
+
+
+def _module_root(obj: Any) -> str:
+    module = getattr(type(obj), "__module__", None)
+    return module.partition(".")[0] if isinstance(module, str) else ""
+
+
+_attr = field
 
 
 def _count(obj: Any, name: str) -> int | None:
@@ -170,7 +209,7 @@ def _count(obj: Any, name: str) -> int | None:
 
 
 def _guess_provider(obj: Any, model: str | None) -> str | None:
-    root = (type(obj).__module__ or "").split(".", 1)[0]
+    root = _module_root(obj)
     if root in _MODULE_PROVIDERS:
         return _MODULE_PROVIDERS[root]
     if model:
@@ -195,10 +234,10 @@ def _raw_body(obj: Any) -> Any:
     Only a body the client has read in full is decoded: a streamed one is left
     for its reader.
     """
-    http = getattr(obj, "http_response", None)
-    if http is None or not callable(getattr(obj, "parse", None)):
+    http = field(obj, "http_response")
+    if http is None or not callable(field(obj, "parse")):
         return None
-    if getattr(http, "is_closed", False) is not True:
+    if field(http, "is_closed") is not True:
         return None
     if "json" not in str(http.headers.get("content-type", "")):
         return None
@@ -404,6 +443,7 @@ __all__ = [
     "Report",
     "Usage",
     "duplicate_usage_attributes",
+    "field",
     "make_usage",
     "models_match",
     "report_from_attributes",

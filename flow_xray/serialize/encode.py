@@ -22,17 +22,17 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import enum
 import heapq
+import itertools
 import json
 import json.encoder
 import math
 import re
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set as AbstractSet, ValuesView
 from decimal import Decimal
 from pathlib import PurePath
 from typing import Any, Final
@@ -40,6 +40,7 @@ from typing import Any, Final
 from flow_xray.attributes import MIME_JSON, MIME_TEXT
 from flow_xray.serialize.limits import Limits, get_limits
 from flow_xray.serialize.secrets import REDACTED, is_secret_name, scrub_text, secret_name_cache
+from flow_xray.serialize.shapes import array_summary, buffer_summary, fields, is_opaque, length
 from flow_xray.serialize.text import writable
 
 # Every cut starts with this: ``…[truncated 12,345 chars]`` for text, ``…[truncated]``
@@ -58,6 +59,11 @@ _DEPTH_CEILING: Final = 64
 # ints over 4300 digits, and JSON readers lose precision long before that.
 _MAX_INT_BITS: Final = 1024
 _FAST_INT: Final = 1 << 63
+# Sets up to this size are ordered exactly (heapq.nsmallest: well under a millisecond);
+# bigger ones by their first items met, so a 10M-element set costs what a small one does.
+_SORT_MAX: Final = 4096
+# An unknown object longer than this is summarised by its length, not its repr.
+_REPR_MAX_LEN: Final = 1000
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
@@ -195,35 +201,6 @@ def _len(value: Any) -> int | None:
         return None
 
 
-def _field(obj: Any, name: str) -> Any:
-    try:
-        return getattr(obj, name)
-    except Exception as exc:
-        return f"<unavailable: {_type_name(exc)}>"
-
-
-def _dump_method(value: Any, cls: type) -> dict[Any, Any] | None:
-    """The dict from ``_asdict()`` (namedtuples) or ``model_dump()`` (pydantic), if any.
-
-    Looked up on the class: an instance ``__getattr__`` (mocks, proxies) must not
-    make every object look like a model. A method that fails means "use repr".
-    """
-    if isinstance(value, type):
-        return None
-    for name in ("_asdict", "model_dump"):
-        if callable(getattr(cls, name, None)):
-            try:
-                dumped = getattr(value, name)()
-            except Exception:
-                return None
-            return dumped if isinstance(dumped, dict) else None
-    return None
-
-
-def _repr_key(item: Any) -> str:
-    return safe_repr(item, 200)
-
-
 def _json_key(key: Any) -> str:
     """Dict key → str the way `json.dumps` converts keys; repr for other types."""
     kind = type(key)
@@ -256,9 +233,9 @@ class _Walker:
     walk costs O(output), not O(input), for lists, dicts and strings.
     """
 
-    __slots__ = ("budget", "depth_cap", "items_cap", "limits", "on_path", "string_cap")
+    __slots__ = ("budget", "depth_cap", "items_cap", "limits", "on_path", "reprs", "string_cap")
 
-    def __init__(self, limits: Limits, budget: int) -> None:
+    def __init__(self, limits: Limits, budget: int, reprs: dict[int, str] | None = None) -> None:
         self.limits = limits
         self.budget = budget
         self.string_cap = limits.max_string
@@ -266,6 +243,9 @@ class _Walker:
         self.depth_cap = min(limits.max_depth, _DEPTH_CEILING)
         # ids of the containers on the current path; never written to output.
         self.on_path: set[int] = set()
+        # repr text by object id, shared by the retries of one encoding: each
+        # unknown object's __repr__ runs once per call, however often it is walked.
+        self.reprs: dict[int, str] = {} if reprs is None else reprs
 
     def walk(self, value: Any, depth: int) -> Any:
         try:
@@ -323,16 +303,13 @@ class _Walker:
         return value
 
     def _other(self, value: Any, depth: int) -> Any:
-        cls = type(value)
+        if is_opaque(value):  # a mock: its own repr, nothing probed
+            return self.text(self.repr(value))
         if isinstance(value, enum.Enum):
             return self.walk(value.value, depth)
-        dumped = _dump_method(value, cls)
-        if dumped is not None:
-            return self._mapping(value, dict.items(dumped), len(dumped), depth)
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            fields = dataclasses.fields(value)
-            pairs = ((f.name, _field(value, f.name)) for f in fields)
-            return self._mapping(value, pairs, len(fields), depth)
+        record = fields(value)
+        if record is not None:
+            return self._mapping(value, record[0], record[1], depth)
         if isinstance(value, str):
             return self.text(str.__str__(value))
         if isinstance(value, int):
@@ -342,18 +319,33 @@ class _Walker:
         if isinstance(value, dict):
             return self._mapping(value, dict.items(value), dict.__len__(value), depth)
         if isinstance(value, Mapping):
-            return self._mapping(value, value.items(), _len(value), depth)
+            return self._mapping(value, value.items(), length(value), depth)
         if isinstance(value, (list, tuple, deque)):
-            return self._sequence(value, iter(value), _len(value), depth)
-        if isinstance(value, (set, frozenset)):
+            return self._sequence(value, iter(value), length(value), depth)
+        if isinstance(value, (set, frozenset, AbstractSet)):
             return self._set(value, depth)
-        if isinstance(value, (bytes, bytearray, memoryview)):
-            return self.text(self._bytes(value))
+        # Arrays, then anything exposing a buffer (bytes, array.array, mmap...): a summary.
+        summary = array_summary(value) or buffer_summary(value)
+        if summary is not None:
+            return self.text(summary)
         if isinstance(value, (datetime.date, datetime.time)):
             return self.text(value.isoformat())
         if isinstance(value, (datetime.timedelta, uuid.UUID, Decimal, PurePath)):
             return self.text(str(value))
-        return self.text(safe_repr(value, self.string_cap))
+        if isinstance(value, (Sequence, ValuesView)) and not isinstance(value, type):
+            return self._sequence(value, iter(value), length(value), depth)
+        size = length(value)
+        if size is not None and size > _REPR_MAX_LEN:  # its repr would be as big: summarise
+            return self.text(_summary(value, size))
+        return self.text(self.repr(value))
+
+    def repr(self, value: Any) -> str:
+        """``safe_repr`` of ``value``, computed once per encoding."""
+        key = id(value)
+        text = self.reprs.get(key)
+        if text is None:
+            text = self.reprs[key] = safe_repr(value, self.string_cap)
+        return text
 
     def _mapping(self, owner: Any, items: Iterable[Any], size: int | None, depth: int) -> Any:
         if depth >= self.depth_cap:
@@ -408,29 +400,21 @@ class _Walker:
         finally:
             self.on_path.discard(key_id)
 
-    def _set(self, value: set[Any] | frozenset[Any], depth: int) -> Any:
-        size = len(value)
+    def _set(self, value: AbstractSet[Any], depth: int) -> Any:
+        size = length(value) or 0
         if depth >= self.depth_cap:
             return self.text(_summary(value, size))
         cap = self.items_cap + 1  # one extra tells _sequence that more follow
+        # Too big to order within the cost cap: the first items met are ordered.
+        items: Iterable[Any] = value if size <= _SORT_MAX else itertools.islice(value, cap)
         # Sorted so output does not depend on hash seeds; unorderable elements
         # (mixed types, raising __lt__) fall back to ordering by repr.
         try:
-            ordered = sorted(value) if size <= cap else heapq.nsmallest(cap, value)
+            ordered = heapq.nsmallest(cap, items) if size > cap else sorted(items)
         except Exception:
-            ordered = (
-                sorted(value, key=_repr_key)
-                if size <= cap
-                else heapq.nsmallest(cap, value, key=_repr_key)
-            )
+            items = value if size <= _SORT_MAX else itertools.islice(value, cap)
+            ordered = heapq.nsmallest(cap, items, key=self.repr)
         return self._sequence(value, ordered, size, depth)
-
-    @staticmethod
-    def _bytes(value: bytes | bytearray | memoryview) -> str:
-        data = bytes(value[:24]) if not isinstance(value, memoryview) else value.tobytes()[:24]
-        size = value.nbytes if isinstance(value, memoryview) else len(value)
-        tail = "…" if size > len(data) else ""
-        return f"<{_type_name(value)} len={size} {data!r}{tail}>"
 
 
 def to_jsonable(value: Any, limits: Limits) -> Any:
@@ -542,8 +526,9 @@ def _encode(value: Any, limits: Limits, max_bytes: int) -> str:
     """Walk, dump, and shrink until the text fits `max_bytes`."""
     budget = max_bytes
     text = ""
+    reprs: dict[int, str] = {}
     for _ in range(4):
-        walker = _Walker(limits, budget)
+        walker = _Walker(limits, budget, reprs)
         text, size = _dump(walker.walk(value, 0))
         if size <= max_bytes:
             return text
@@ -558,17 +543,67 @@ def _encode(value: Any, limits: Limits, max_bytes: int) -> str:
 def encode_inputs(arguments: Mapping[str, Any], limits: Limits, max_bytes: int) -> str:
     """Return the JSON object text of a call's bound arguments; never raises.
 
-    Secret argument names (and secret keys at any depth) become `REDACTED`.
-    The result is valid JSON of at most `max_bytes` UTF-8 bytes (at least 2).
+    Each argument is capped at ``limits.max_value_bytes`` first; when together
+    they exceed `max_bytes` (the span's budget for inputs), the biggest are cut
+    further so that small arguments are always kept whole. Secret argument
+    names (and secret keys at any depth) become `REDACTED`. The result is
+    valid JSON of at most `max_bytes` UTF-8 bytes (at least 2).
     """
     try:
         if type(arguments) is dict:
-            fast = _fast_inputs(arguments, limits, max_bytes)
+            fast = _fast_inputs(arguments, limits, min(max_bytes, limits.max_value_bytes))
             if fast is not None:
                 return fast
+            shared = _shared_inputs(arguments, limits, max_bytes)
+            if shared is not None:
+                return shared
         return _encode(arguments, limits, max_bytes)
     except Exception as exc:
         return _json_string(f"<arguments not serializable: {_type_name(exc)}>", max_bytes)
+
+
+def _value_json(value: Any, limits: Limits, max_bytes: int) -> str:
+    """One value as JSON text of at most `max_bytes` bytes."""
+    secret = secret_name_cache(limits) if limits.redact else None
+    if _plain(value, 0, max_bytes, limits, secret) >= 0:
+        text = _fits(value, max_bytes)
+        if text is not None:
+            return text
+    return _encode(value, limits, max_bytes)
+
+
+def _shared_inputs(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> str | None:
+    """Arguments capped one by one, then the budget shared smallest first; None if it cannot fit."""
+    if len(arguments) > limits.max_items or any(type(k) is not str for k in arguments):
+        return None
+    per_value = limits.max_value_bytes
+    keys = {k: _encode_json(writable(k)) for k in arguments}
+    texts = {
+        k: '"' + REDACTED + '"'
+        if is_secret_name(k, limits)
+        else _value_json(v, limits, min(per_value, max_bytes))
+        for k, v in arguments.items()
+    }
+    overhead = 2 + sum(_utf8_len(k) + 2 for k in keys.values())
+    sizes = {k: _utf8_len(t) for k, t in texts.items()}
+    room = max_bytes - overhead
+    if sum(sizes.values()) > room:
+        # Water-filling: the smallest values keep their size, the rest share what is left.
+        order = sorted(sizes.values())
+        cap, left = 0, room
+        for i, size in enumerate(order):
+            share = left // (len(order) - i)
+            if size > share:
+                cap = share
+                break
+            left -= size
+        if cap < 16:
+            return None
+        for key, size in sizes.items():
+            if size > cap:
+                texts[key] = _value_json(arguments[key], limits, cap)
+    text = "{" + ",".join(f"{keys[k]}:{texts[k]}" for k in arguments) + "}"
+    return text if _utf8_len(text) <= max_bytes else None
 
 
 def encode_output(value: Any, limits: Limits, max_bytes: int) -> tuple[str, str]:

@@ -232,7 +232,9 @@ def input_attributes(
     try:
         limits = get_limits()
         arguments = binder(args, kwargs)
-        text = encode_inputs(arguments, limits, limits.max_value_bytes)
+        # Inputs may use the span's budget but one value's worth, kept for the output.
+        budget = max(limits.max_span_bytes - limits.max_value_bytes, limits.max_value_bytes)
+        text = encode_inputs(arguments, limits, budget)
         out = {attr.INPUT_VALUE: text, attr.INPUT_MIME_TYPE: attr.MIME_JSON}
         if llm:
             out.update(_encoded(input_message_attributes(arguments)))

@@ -682,3 +682,23 @@ def test_allow_list_and_off_switch(restore_limits: None) -> None:
     assert kept == {"session_id": "s-1", "dsn": "postgres://u:pw@h/db", "password": REDACTED}
     set_redaction(enabled=False)
     assert strict_loads(encode_inputs(args, get_limits(), 1000)) == args
+
+
+# --- per-value caps before the span budget (issue 14) -------------------------
+def test_a_5_kb_prompt_is_kept_whole_beside_its_settings() -> None:
+    """The per-value cap is 8 KiB: a 5 KB prompt is not cut, and model/temperature stay."""
+    prompt = "word " * 1000
+    args = {"prompt": prompt, "model": "gpt-4o", "temperature": 0.2}
+    assert strict_loads(encode_inputs(args, DEFAULT, 57344)) == args
+
+
+def test_a_big_argument_never_drops_the_small_ones() -> None:
+    """Each argument is capped alone; the biggest is the one cut, with a count of what went."""
+    args = {"doc": "x" * 100_000, "notes": "y" * 20_000, "model": "gpt-4o", "top_k": 3}
+    out = strict_loads(encode_inputs(args, DEFAULT, 57344))
+    assert (out["model"], out["top_k"]) == ("gpt-4o", 3)
+    assert out["doc"].startswith("x" * 8000) and out["doc"].endswith(" chars]")
+    assert out["notes"].startswith("y" * 8000)
+    tight = strict_loads(encode_inputs(args, DEFAULT, 4000))
+    assert (tight["model"], tight["top_k"]) == ("gpt-4o", 3)
+    assert len(tight["doc"]) == len(tight["notes"])  # the two big ones share what is left

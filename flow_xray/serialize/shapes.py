@@ -1,0 +1,149 @@
+"""Odd values read without materialising them: fields, buffers, arrays, mocks. No OpenTelemetry.
+
+The bounded walk (`flow_xray.serialize.encode`) asks here before it falls
+back to ``repr``. Everything is read through the type, not through instance
+attribute magic, so a proxy or a ``MagicMock`` never gains attributes; big
+buffers and arrays are summarised by length and type, never copied; numpy,
+pandas and friends are recognised by module name and ``shape``/``dtype``
+without importing them.
+"""
+
+from __future__ import annotations
+
+import array
+import dataclasses
+from collections.abc import Iterable
+from typing import Any, Final
+
+_MISSING: Final = object()
+# Modules whose array-like values are summarised by shape and dtype.
+_ARRAY_MODULES: Final = frozenset({"numpy", "pandas", "torch", "jax", "jaxlib", "tensorflow"})
+_ARRAY_MODULES_MORE: Final = frozenset({"cupy", "polars", "pyarrow", "xarray", "dask", "scipy"})
+# Objects answering any attribute: shown by their own repr, never probed.
+_OPAQUE_MODULES: Final = frozenset({"unittest"})
+_PREVIEW_BYTES: Final = 24
+_PREVIEW_ITEMS: Final = 8
+
+
+def module_root(value: Any) -> str:
+    """The top-level package of ``type(value)`` (``numpy`` for a ``numpy.ndarray``)."""
+    module = getattr(type(value), "__module__", None)
+    return module.partition(".")[0] if isinstance(module, str) else ""
+
+
+def is_opaque(value: Any) -> bool:
+    """A mock: any attribute read would create state on it, so nothing is read."""
+    return module_root(value) in _OPAQUE_MODULES
+
+
+def class_attribute(cls: type, name: str) -> Any:
+    """``cls.name`` looked up on the class only (an instance ``__getattr__`` never runs)."""
+    try:
+        return getattr(cls, name, _MISSING)
+    except Exception:
+        return _MISSING
+
+
+def _read(obj: Any, name: str) -> Any:
+    try:
+        return getattr(obj, name)
+    except Exception as exc:
+        return f"<unavailable: {type(exc).__name__}>"
+
+
+def fields(value: Any) -> tuple[Iterable[tuple[Any, Any]], int] | None:
+    """``(name, value)`` pairs of a record-like object and how many, or None.
+
+    Namedtuples (zipped with ``_fields``: no dict built), pydantic models (their
+    ``model_fields``, read one by one), dataclasses; then objects with an
+    ``_asdict()`` / ``model_dump()`` method of their own (called once).
+    """
+    cls = type(value)
+    if isinstance(value, type):
+        return None
+    names = class_attribute(cls, "_fields")
+    if isinstance(value, tuple) and isinstance(names, tuple):
+        return zip(names, tuple.__iter__(value), strict=False), len(names)
+    model_fields = class_attribute(cls, "model_fields")
+    if isinstance(model_fields, dict) and callable(class_attribute(cls, "model_dump")):
+        return ((name, _read(value, name)) for name in model_fields), len(model_fields)
+    if dataclasses.is_dataclass(cls):
+        found = dataclasses.fields(value)
+        return ((f.name, _read(value, f.name)) for f in found), len(found)
+    for method in ("_asdict", "model_dump"):
+        if callable(class_attribute(cls, method)):
+            try:
+                dumped = getattr(value, method)()
+            except Exception:
+                return None
+            return (dict.items(dumped), len(dumped)) if isinstance(dumped, dict) else None
+    return None
+
+
+def buffer_summary(value: Any) -> str | None:
+    """``<bytes len=N b'…'…>`` for bytes-like values (a short prefix, nothing copied), or None."""
+    name = type(value).__name__
+    if isinstance(value, (bytes, bytearray)):
+        size = len(value)
+        head = bytes(value[:_PREVIEW_BYTES])
+    elif isinstance(value, array.array):
+        size = len(value)
+        items = value[:_PREVIEW_ITEMS].tolist()
+        more = ", …" if size > len(items) else ""
+        return f"<array('{value.typecode}') len={size} [{', '.join(map(repr, items))}{more}]>"
+    else:
+        try:
+            view = value if isinstance(value, memoryview) else memoryview(value)
+        except Exception:
+            return None
+        size = view.nbytes
+        try:
+            head = view.cast("B")[:_PREVIEW_BYTES].tobytes() if view.c_contiguous else b""
+        except Exception:
+            head = b""
+        if not isinstance(value, memoryview):
+            return f"<{name} nbytes={size}>"
+    tail = "…" if size > len(head) else ""
+    return f"<{name} len={size} {head!r}{tail}>"
+
+
+def array_summary(value: Any) -> str | None:
+    """``<ndarray shape=(3, 4) dtype=float64>`` for numpy/pandas/torch-like values, or None."""
+    root = module_root(value)
+    if root not in _ARRAY_MODULES and root not in _ARRAY_MODULES_MORE:
+        return None
+    cls = type(value)
+    if class_attribute(cls, "shape") is _MISSING:
+        return None
+    try:
+        shape = value.shape
+        dtype = getattr(value, "dtype", None)
+        if dtype is None and class_attribute(cls, "dtypes") is not _MISSING:
+            dtype = "mixed"
+        shown = tuple(int(n) for n in shape) if isinstance(shape, tuple) else shape
+    except Exception:
+        return None
+    kind = f"{root}.{cls.__name__}" if root != "numpy" else cls.__name__
+    return f"<{kind} shape={shown} dtype={dtype}>"
+
+
+def length(value: Any) -> int | None:
+    """``len(value)`` when the type defines ``__len__``, else None; never raises."""
+    if class_attribute(type(value), "__len__") is _MISSING:
+        return None
+    try:
+        size = len(value)
+    except Exception:
+        return None
+    return size if isinstance(size, int) else None
+
+
+__all__ = [
+    "array_summary",
+    "buffer_summary",
+    "class_attribute",
+    "fields",
+    "is_opaque",
+    "length",
+    "module_root",
+]

@@ -1,0 +1,83 @@
+"""The worst argument shapes the audit found, built fresh for each use (shared by test and bench).
+
+Each builder returns a value that, rendered in full, costs seconds or
+hundreds of megabytes; captured, it must cost about what a small value does.
+"""
+
+from __future__ import annotations
+
+import array
+import collections
+from collections.abc import Callable
+from typing import Any
+
+
+class ReprCounter:
+    """An object whose ``__repr__`` is big and counts its calls (it must run once per call)."""
+
+    calls = 0
+
+    def __repr__(self) -> str:
+        ReprCounter.calls += 1
+        return "ReprCounter(" + "x" * 1_000_000 + ")"
+
+
+class WithAsDict:
+    """A record exposing ``_asdict()`` whose dict holds a million entries."""
+
+    def __init__(self) -> None:
+        self.data = {i: i for i in range(1_000_000)}
+
+    def _asdict(self) -> dict[int, int]:
+        return self.data
+
+
+class HugeArgsError(Exception):
+    """An exception carrying 50 MB of bytes in its args."""
+
+
+class FakeFrame:
+    """Duck-typed like a pandas DataFrame (module name, shape, dtypes) without pandas."""
+
+    __module__ = "pandas.core.frame"
+    shape = (10_000_000, 3)
+    dtypes = ("float64", "int64", "object")
+
+    def __repr__(self) -> str:  # what a real one costs: every cell rendered
+        return "\n".join("row" for _ in range(1_000_000))
+
+
+FakeFrame.__module__ = "pandas.core.frame"
+
+WORST: dict[str, Callable[[], Any]] = {
+    "array.array of 10M doubles": lambda: array.array("d", bytes(80_000_000)),
+    "UserList of 1M": lambda: collections.UserList(range(1_000_000)),
+    "deque of 1M": lambda: collections.deque(range(1_000_000)),
+    "set of 1M": lambda: set(range(1_000_000)),
+    "frozenset of 200k str": lambda: frozenset(str(i) for i in range(200_000)),
+    "dict.keys() of 1M": lambda: dict.fromkeys(range(1_000_000)).keys(),
+    "dict.values() of 1M": lambda: dict.fromkeys(range(1_000_000)).values(),
+    "generator": lambda: (i for i in range(10**9)),
+    "bytes of 50 MB": lambda: bytes(50_000_000),
+    "bytearray of 50 MB": lambda: bytearray(50_000_000),
+    "memoryview of 50 MB": lambda: memoryview(bytearray(50_000_000)),
+    "range(10**12)": lambda: range(10**12),
+    "int 10**5000": lambda: 10**5000,
+    "str of 50 MB": lambda: "s" * 50_000_000,
+    "list of 1M": lambda: list(range(1_000_000)),
+    "dict of 1M": lambda: dict.fromkeys(range(1_000_000), 1),
+    "nested 10k deep": lambda: _nested(10_000),
+    "1 MB __repr__": ReprCounter,
+    "_asdict() of 1M": WithAsDict,
+    "namedtuple holding 1M list": lambda: collections.namedtuple("P", "x y")(
+        list(range(1_000_000)), 2
+    ),
+    "DataFrame-like (duck-typed)": FakeFrame,
+}
+
+
+def _nested(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value

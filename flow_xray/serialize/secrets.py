@@ -246,6 +246,8 @@ _ASSIGNMENT = re.compile(
 def _assignments(text: str, limits: Limits) -> str:
     """Redact the values of ``secret_name=value`` pairs inside ``text``."""
     lowered = text.lower()
+    if _ANY_WORD.search(lowered) is None:  # one scan before the word-by-word search
+        return text
     starts: set[int] = set()
     for word in _ASSIGNMENT_WORDS:
         i = lowered.find(word)
@@ -288,6 +290,10 @@ def _custom_rules(limits: Limits) -> tuple[re.Pattern[str], ...]:
 
 
 _CUSTOM_CACHE: dict[tuple[str, ...], tuple[re.Pattern[str], ...]] = {}
+# Every rule's triggers and every assignment word as one pattern each: a text
+# matching neither skips the per-rule checks (the result is the same).
+_ANY_TRIGGER: Final = re.compile("|".join(re.escape(t) for _, ts, _, _ in VALUE_RULES for t in ts))
+_ANY_WORD: Final = re.compile("|".join(re.escape(w) for w in _ASSIGNMENT_WORDS))
 
 
 def scrub_text(text: str, limits: Limits) -> str:
@@ -302,9 +308,10 @@ def scrub_text(text: str, limits: Limits) -> str:
     if not limits.redact or len(text) < 8:
         return text
     allow = limits.redact_allow
-    for kind, triggers, pattern, replace in VALUE_RULES:
-        if any(t in text for t in triggers) and not (allow and kind in allow):
-            text = pattern.sub(replace, text)
+    if _ANY_TRIGGER.search(text) is not None:  # one scan; most texts hold no trigger at all
+        for kind, triggers, pattern, replace in VALUE_RULES:
+            if any(t in text for t in triggers) and not (allow and kind in allow):
+                text = pattern.sub(replace, text)
     if ("=" in text or ":" in text) and not (allow and "key=value" in allow):
         text = _assignments(text, limits)
     for pattern in _custom_rules(limits) if limits.redact_value_patterns else ():

@@ -12,8 +12,11 @@ with the biggest prompt.
 from __future__ import annotations
 
 import contextlib
+import json
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from openai import RateLimitError
@@ -24,6 +27,7 @@ from tests.llm.fake_llm import RunningServer
 BIG = ("The quarterly report covers revenue, churn, hiring and the roadmap. " * 80)[:5000]
 SLOWEST = "rank_sources"
 ROOT_CAUSE = "cell_value"
+ROOT = str(Path(__file__).resolve().parents[2])
 _CLIENT: list[Any] = []  # the openai client of the current run
 
 
@@ -40,7 +44,17 @@ def agent_run_trace() -> dict[str, Any]:
                 research_agent("Summarise the quarter for the board")
     finally:
         running.stop()
-    return result.to_dict()
+    # Paths as a reader of the repository sees them (no machine's folders in a screenshot).
+    text = json.dumps(result.to_dict()).replace(ROOT + "/", "")
+    return dict(
+        json.loads(
+            re.sub(
+                r'(?<=")/[^"]*?/site-packages/|(?<=\\")/[^"]*?/site-packages/',
+                "site-packages/",
+                text,
+            )
+        )
+    )
 
 
 @trace(kind="llm")

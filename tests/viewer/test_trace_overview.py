@@ -4,6 +4,7 @@ beyond names, state in the URL, copy and download -- on a real traced agent run.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 from agent_run import ROOT_CAUSE, SLOWEST, agent_run_trace
 from viewer_page import Loaded
-from viewer_traces import agent_trace
+from viewer_traces import agent_trace, node
 
 from flow_xray import TraceResult
 from flow_xray.render import trace_to_html
@@ -279,4 +280,94 @@ def test_download_json_reads_back_as_the_same_trace(
     assert [r["span_id"] for r in flatten_trace(loaded.to_dict())] == [
         r["span_id"] for r in flatten_trace(run_data)
     ]
+    assert run.console_errors == []
+
+
+SNEAKY = "a\u202eb\u200bc\ufeffd\u2066e\u0007f\u00adg\u061ch"
+SHOWN = "a<U+202E>b<U+200B>c<U+FEFF>d<U+2066>e<U+0007>f<U+00AD>g<U+061C>h"
+RAW_INVISIBLE = r"/(?![\n\t\r])[\p{Cc}\p{Cf}\u2028\u2029]/u"
+
+
+def test_invisible_characters_are_shown_in_every_text_field(open_page: OpenPage) -> None:
+    """Bidi, zero-width and other format/control characters appear as <U+XXXX> in every
+    field put on screen -- and nowhere raw."""
+    s = SNEAKY
+    child = node(
+        1,
+        "tool" + s,
+        "tool" + s,
+        1.0,
+        3.0,
+        0,
+        inputs={"key" + s: "value" + s},
+        output="out" + s,
+        error="Err" + s,
+        traceback="Traceback" + s,
+        status="error",
+        error_origin=True,
+        error_handled=False,
+        meta={
+            "model": "model" + s,
+            "total_tokens": 5,
+            "estimated_cost_usd": 0.01,
+            "extra" + s: "meta" + s,
+        },
+        attributes={"attr" + s: "attrvalue" + s},
+        events=[{"name": "event" + s, "time_ms": 2.0, "attributes": {"evkey" + s: "ev" + s}}],
+    )
+    child["id"] = "id" + s
+    root = node(0, "root" + s, "chain", 0.0, 5.0, None, children=[child])
+    loaded = open_page(trace_to_html({"version": 1, "nodes": [root]}, title="title" + s), "sneaky")
+    page = loaded.page
+    page.locator(".fx-trace-row", has_text="tool").first.click()
+    page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
+    page.wait_for_function("() => document.querySelector('.fx-detail').innerText.includes('evkey')")
+    body = page.evaluate("() => document.body.innerText")
+    for field in [
+        "title",
+        "root",
+        "tool",
+        "key",
+        "value",
+        "out",
+        "Err",
+        "Traceback",
+        "model",
+        "extra",
+        "meta",
+        "attr",
+        "attrvalue",
+        "event",
+        "evkey",
+        "ev",
+        "id",
+    ]:
+        assert field + SHOWN in body, field
+    assert page.evaluate("() => document.title") == "title" + SHOWN
+    svg_text = page.evaluate(
+        "() => [...document.querySelectorAll('svg text')].map(t => t.textContent).join(' ')"
+    )
+    assert "<U+202E>" in svg_text
+    assert page.evaluate(f"t => {RAW_INVISIBLE}.test(t)", svg_text) is False
+    assert page.evaluate(f"() => {RAW_INVISIBLE}.test(document.body.innerText)") is False
+    assert loaded.console_errors == []
+
+
+OVERVIEW_SHOT = Path(__file__).resolve().parents[2] / "docs" / "viewer-overview.png"
+
+
+def test_screenshot_of_the_overview(run: Loaded, tmp_path: Path) -> None:
+    """The README's overview picture: the realistic run's first screen, 1400x900.
+
+    Set FLOW_XRAY_UPDATE_SCREENSHOT=1 to write it to docs/viewer-overview.png.
+    """
+    assert run.selected_name() == ROOT_CAUSE
+    run.page.wait_for_timeout(300)  # let the graph settle after its fit
+    update = os.environ.get("FLOW_XRAY_UPDATE_SCREENSHOT") == "1"
+    target = OVERVIEW_SHOT if update else tmp_path / "overview.png"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    run.page.screenshot(path=str(target))
+    data = target.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")) == (1400, 900)
     assert run.console_errors == []

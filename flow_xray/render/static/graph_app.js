@@ -146,7 +146,7 @@ FX.graphApp = (function () {
     this.view.fitText();
     this.slider.value = String(k);
     this.counter.textContent = "Step " + (k + 1) + " / " + this.steps.length;
-    this.caption.textContent = frame.caption;
+    this.caption.textContent = U.visible(frame.caption);
     if (this.indexOf.has(frame.active)) this.view.reveal(this.indexOf.get(frame.active));
     if (this.selected >= 0) this.select(this.selected);
   }
@@ -183,29 +183,16 @@ FX.graphApp = (function () {
   }
 
   // The DOT text a drawn page was made from: folded under the graph, with a copy button
-  // (the clipboard API where the page may use it, else the text is selected and copied).
+  // (util.js copyText: the clipboard API where the page may use it, else a textarea copy).
   function dotSource(text) {
     const box = U.el("details", "fx-dot-source");
     box.appendChild(U.el("summary", "", "DOT source"));
     const copy = U.el("button", "fx-btn fx-copy-dot", "Copy DOT");
     copy.type = "button";
     const pre = U.el("pre", "fx-pre fx-dot-text", text);
-    const done = function (ok) { copy.textContent = ok ? "Copied" : "Selected: press Ctrl+C"; };
-    const fallback = function () {
-      const range = document.createRange();
-      range.selectNodeContents(pre);
-      const selection = window.getSelection();
-      selection.removeAllRanges();
-      selection.addRange(range);
-      let ok = false;
-      try { ok = document.execCommand("copy"); } catch (e) { ok = false; }
-      done(ok);
-    };
     copy.addEventListener("click", function () {
       box.open = true;
-      if (navigator.clipboard && window.isSecureContext) {
-        navigator.clipboard.writeText(text).then(function () { done(true); }, fallback);
-      } else fallback();
+      U.copyText(text, function (ok) { copy.textContent = ok ? "Copied" : "Copy failed: select the text"; });
     });
     box.appendChild(copy);
     box.appendChild(pre);

@@ -131,7 +131,7 @@ FX.graphView = (function () {
         const mid = edge.points[Math.floor((edge.points.length - 1) / 2)];
         const next = edge.points[Math.floor((edge.points.length - 1) / 2) + 1];
         const t = U.svg("text", { x: (mid.x + next.x) / 2 + 4, y: (mid.y + next.y) / 2 + 4, class: "fx-edge-label" });
-        t.textContent = edge.label;
+        t.textContent = U.visible(edge.label);
         this.edgeLayer.appendChild(t);
       }
     }
@@ -165,7 +165,7 @@ FX.graphView = (function () {
     const top = node.h / 2 - ((node.lines.length - 1) * lineHeight) / 2 + 4;
     node.lines.forEach(function (line, i) {
       const t = U.svg("text", { x: node.w / 2, y: top + i * lineHeight, class: i === 0 ? "fx-l1" : "fx-l2" });
-      t.textContent = line;
+      t.textContent = U.visible(line);
       g.appendChild(t);
       texts.push(t);
     });
@@ -189,7 +189,7 @@ FX.graphView = (function () {
   GraphView.prototype.setLines = function (key, lines) {
     const item = this.items.get(key);
     if (!item) return;
-    item.texts.forEach(function (t, i) { t.textContent = i < lines.length ? lines[i] : ""; });
+    item.texts.forEach(function (t, i) { t.textContent = i < lines.length ? U.visible(lines[i]) : ""; });
   }
 
   GraphView.prototype.setClass = function (key, cls, on) {

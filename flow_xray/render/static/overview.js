@@ -78,7 +78,7 @@ FX.overview = (function () {
     const critical = Array.isArray(ov.critical) ? ov.critical : [];
     if (critical.length > 1) {
       const s = sections.critical = block(el, "critical", "Critical path", U.fmtCount(critical.length, "call", "calls"));
-      s.appendChild(U.el("p", "fx-ov-note", "The chain of calls that decides the wall time; outlined in the graph and the waterfall."));
+      s.appendChild(U.el("p", "fx-ov-note", "The chain of calls that decides the wall time: bold in the graph; calls off it are faded in the waterfall."));
       const ranked = critical.slice().sort(function (a, b) { return (nodes[b].self_ms || 0) - (nodes[a].self_ms || 0); });
       for (const i of ranked.slice(0, 4)) {
         s.appendChild(entry(app, i, U.nameOf(nodes[i]), U.fmtMs(nodes[i].self_ms) + " self on the path"));

@@ -203,7 +203,7 @@ FX.TraceApp = (function () {
     graphPane.appendChild(showOv);
     this.top.appendChild(graphPane);
     left.appendChild(this.top);
-    const table = U.el("div", "fx-pane fx-table");
+    const table = U.el("div", "fx-pane fx-table" + ((this.ov.critical || []).length > 1 ? " fx-has-crit" : ""));
     this.timeline = new T.Timeline(this);
     table.appendChild(this.timeline.toolbar());
     const head = this._tableHead();

@@ -36,19 +36,21 @@ def overview(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Return the overview of flat rows (each with ``parent``, ``self_ms``, ``view_status``)."""
     n = len(rows)
     kids: list[list[int]] = [[] for _ in range(n)]
+    roots: list[int] = []
     for i, row in enumerate(rows):
-        if row["parent"] >= 0:
-            kids[row["parent"]].append(i)
+        parent = row["parent"]
+        (kids[parent] if parent >= 0 else roots).append(i)
     spans = [_span(row) for row in rows]
     errors = _errors(rows, kids)
+    counted = [i for i, row in enumerate(rows) if _counted(row)]
     return {
-        "critical": _critical(rows, kids, spans),
+        "critical": _critical(kids, roots, spans),
         "self_time": _self_time(rows),
-        "llm": _llm_calls(rows),
-        "models": _models(rows),
+        "llm": _llm_calls(rows, counted),
+        "models": _models(rows, counted),
         "errors": errors,
         "repeated": _repeated(rows, kids, spans),
-        "first": _first(rows, kids, errors),
+        "first": _first(rows, kids, roots, errors),
     }
 
 
@@ -65,12 +67,12 @@ def _span(row: Mapping[str, Any]) -> tuple[float, float | None]:
 
 
 def _critical(
-    rows: Sequence[Mapping[str, Any]],
     kids: Sequence[Sequence[int]],
+    roots: list[int],
     spans: Sequence[tuple[float, float | None]],
 ) -> list[int]:
     """Rows on the critical path, in row (pre-)order. Iterative; O(n log n)."""
-    if not rows:
+    if not spans:
         return []
     last = max((e if e is not None else s) for s, e in spans)
 
@@ -78,7 +80,6 @@ def _critical(
         e = spans[i][1]
         return bound if e is None else min(e, bound)
 
-    roots = [i for i, row in enumerate(rows) if row["parent"] < 0]
     on: set[int] = set()
     stack: list[tuple[list[int], float]] = [(roots, last)]
     while stack:
@@ -109,13 +110,15 @@ def _meta(row: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _counted(row: Mapping[str, Any]) -> bool:
     """Whether a row's usage is in the totals (a file without the accounting fields: all are)."""
-    meta = _meta(row)
+    meta = row.get("meta")
+    if not meta or not isinstance(meta, Mapping):
+        return False
     reports = node_tokens(row) > 0 or _num(meta.get("estimated_cost_usd")) is not None
     return reports and row.get("usage_counted", True) is not False
 
 
-def _llm_calls(rows: Sequence[Mapping[str, Any]]) -> list[int]:
-    calls = [i for i, row in enumerate(rows) if _counted(row)]
+def _llm_calls(rows: Sequence[Mapping[str, Any]], counted: Sequence[int]) -> list[int]:
+    calls = list(counted)
     calls.sort(
         key=lambda i: (
             -(_num(_meta(rows[i]).get("estimated_cost_usd")) or 0.0),
@@ -125,11 +128,10 @@ def _llm_calls(rows: Sequence[Mapping[str, Any]]) -> list[int]:
     return calls[:TOP]
 
 
-def _models(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _models(rows: Sequence[Mapping[str, Any]], counted: Sequence[int]) -> list[dict[str, Any]]:
     models: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        if not _counted(row):
-            continue
+    for i in counted:
+        row = rows[i]
         meta = _meta(row)
         model = meta.get("model")
         name = str(model) if model is not None else "unknown model"
@@ -217,6 +219,7 @@ def _repeated(
 def _first(
     rows: Sequence[Mapping[str, Any]],
     kids: Sequence[Sequence[int]],
+    roots: Sequence[int],
     errors: Sequence[Mapping[str, Any]],
 ) -> int:
     if not rows:

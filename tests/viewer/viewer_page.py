@@ -7,7 +7,9 @@ are collected together (``pytest tests/autodiff tests/viewer``).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 # Debian's Chromium; these flags keep it headless and off the (closed) network.
@@ -49,3 +51,18 @@ class Loaded:
     def selected_name(self) -> str:
         """The name shown at the top of the detail panel."""
         return str(self.page.locator(".fx-detail-name").text_content())
+
+    def screenshot(self, readme: Path, scratch: Path) -> bytes:
+        """Screenshot the page (the viewport) and return the PNG, checked to be 1400x900.
+
+        Written to ``readme`` (a README picture) when FLOW_XRAY_UPDATE_SCREENSHOT=1,
+        else to ``scratch``.
+        """
+        target = readme if os.environ.get("FLOW_XRAY_UPDATE_SCREENSHOT") == "1" else scratch
+        target.parent.mkdir(parents=True, exist_ok=True)
+        self.page.screenshot(path=str(target))
+        data = target.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n"
+        size = (int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big"))
+        assert size == (1400, 900)
+        return data

@@ -35,6 +35,7 @@ SCRIPT_FILES = (
     "graph_view.js",
     "rows.js",
     "detail.js",
+    "chat.js",
     "ruler.js",
     "panes.js",
     "timeline.js",

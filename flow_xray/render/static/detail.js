@@ -168,15 +168,17 @@ FX.detail = (function () {
     const statusText = status === "slow"
       ? "ok, slow (own time \u2265 " + Math.round(ctx.slowShare * 100) + "% of wall time)"
       : node.status || "ok";
+    const chat = node.chat && typeof node.chat === "object" && FX.chat ? node.chat : null;
     panel.appendChild(facts([
       ["Status", statusText, "fx-status " + status],
       ["Failure", failure(node)],
       ["Latency", U.fmtMs(node.latency_ms)],
       ["Self time", U.isNum(node.self_ms) ? U.fmtMs(node.self_ms) : null],
       ["Start", U.isNum(node.start_ms) ? "+" + U.fmtMs(node.start_ms) : null],
-      ["Model", meta.model === undefined ? null : String(meta.model)],
-      ["Tokens", tokens.length ? tokens.join(" \u00b7 ") : null],
-      ["Cost", U.isNum(meta.estimated_cost_usd) ? U.fmtCost(meta.estimated_cost_usd) + " (estimated)" : null],
+      // An LLM call with a conversation has these in its own block (chat.js).
+      ["Model", meta.model === undefined || chat ? null : String(meta.model)],
+      ["Tokens", tokens.length && !chat ? tokens.join(" \u00b7 ") : null],
+      ["Cost", U.isNum(meta.estimated_cost_usd) && !chat ? U.fmtCost(meta.estimated_cost_usd) + " (estimated)" : null],
       ["Usage", node.usage_counted === false && node.usage_note ? "not in the totals: " + node.usage_note : null],
     ]));
     if (node.error || node.traceback) {
@@ -188,6 +190,7 @@ FX.detail = (function () {
       } else box.appendChild(U.copyButton("Copy error", function () { return node.error; }));
       section(panel, "Error", box);
     }
+    if (chat) FX.chat.section(panel, node); // the raw inputs and output then start folded
     const inputs = node.inputs;
     if (inputs && typeof inputs === "object" && !Array.isArray(inputs)) {
       const keys = Object.keys(inputs);
@@ -196,14 +199,14 @@ FX.detail = (function () {
         ? kvTable(keys.map(function (k) { return [k, inputs[k]]; }), 1)
         : U.el("div", "fx-muted", "no inputs"));
       if (keys.length) box.appendChild(U.copyButton("Copy inputs", function () { return text(inputs); }));
-      section(panel, "Inputs (" + keys.length + ")", box);
+      section(panel, "Inputs (" + keys.length + ")", box, !chat);
     } else if (inputs !== undefined) {
-      section(panel, "Inputs", valueView(inputs, 1));
+      section(panel, "Inputs", valueView(inputs, 1), !chat);
     }
     const output = U.el("div", "fx-output");
     output.appendChild(valueView(node.output === undefined ? null : node.output, 1));
     output.appendChild(U.copyButton("Copy value", function () { return text(node.output === undefined ? null : node.output); }));
-    section(panel, "Output", output);
+    section(panel, "Output", output, !chat);
     const extra = Object.keys(meta).filter(function (k) { return KNOWN_META.indexOf(k) < 0; });
     if (extra.length) {
       section(panel, "Metadata", kvTable(extra.map(function (k) { return [k, meta[k]]; }), 1));

@@ -46,7 +46,7 @@ FX.chat = (function () {
     };
     if (U.isNum(meta.prompt_tokens)) figure(U.fmtInt(meta.prompt_tokens), "prompt");
     if (U.isNum(meta.completion_tokens)) figure(U.fmtInt(meta.completion_tokens), "completion");
-    if (U.isNum(meta.total_tokens)) figure(U.fmtInt(meta.total_tokens), "tokens");
+    if (U.isNum(meta.total_tokens)) figure(U.fmtInt(meta.total_tokens), "total tokens");
     figure(U.isNum(meta.estimated_cost_usd) ? U.fmtCost(meta.estimated_cost_usd) : "\u2014",
       U.isNum(meta.estimated_cost_usd) ? "est. cost" : "cost unknown");
     box.appendChild(figures);

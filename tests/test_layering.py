@@ -21,7 +21,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "flow_xray"
 
 # Top-level modules every layer may use: plain vocabulary, stdlib only.
-SHARED = frozenset({"errors", "attributes", "files", "__version__"})
+SHARED = frozenset({"errors", "attributes", "files", "jsontext", "__version__"})
 # 0.2.0's import paths, kept at the top as thin re-exporting modules.
 COMPAT = frozenset({"value", "export_dot", "export_html", "ir", "debugger", "trace", "viewer"})
 

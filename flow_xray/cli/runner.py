@@ -160,6 +160,7 @@ def run_target(
     from flow_xray.tracing.propagation import attached, environ_carrier
 
     pid = os.getpid()
+    recursion_limit = sys.getrecursionlimit()
     before = set(threading.enumerate())
     exception: BaseException | None = None
     exit_message: str | None = None
@@ -182,6 +183,9 @@ def run_target(
         except BaseException as exc:  # the script's exception is reported, not raised
             exception = _trim_chain(exc)
             exit_code = INTERRUPTED_EXIT_CODE if isinstance(exc, KeyboardInterrupt) else 1
+        finally:
+            # A limit the script raised would let writing its (deep) trace overflow the C stack.
+            sys.setrecursionlimit(recursion_limit)
     return RunOutcome(result, exit_code, exception, exit_message, forked=os.getpid() != pid)
 
 

@@ -30,6 +30,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from flow_xray import jsontext
+
 FORMAT: Final = 1
 _LEVEL: Final = 1  # gzip level: 6 is ~4x slower for ~7% less
 _SCALARS: Final = frozenset((int, float, bool, type(None)))
@@ -49,7 +51,13 @@ def dumps(value: Any) -> str:
     try:
         return _encode(value)
     except (ValueError, TypeError):  # NaN/inf (ValueError) or a non-JSON key (TypeError)
-        return _encode(_finite(value))
+        value = _finite(value)
+    except RecursionError:  # nested deeper than the C encoder goes: the iterative one
+        pass
+    try:
+        return _encode(value)
+    except RecursionError:
+        return jsontext.dumps(_finite(value), allow_nan=False, default=repr)
 
 
 _encoder = json.JSONEncoder(
@@ -70,7 +78,7 @@ def _dumps_value(value: Any) -> str:
     if _chunks is not None and type(value) in (dict, list):
         try:
             return "".join(_chunks(value, 0))
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, RecursionError):
             pass
     return dumps(value)
 

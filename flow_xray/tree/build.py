@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import attrgetter
 from typing import Any
 
-from flow_xray import attributes as attr
+from flow_xray import attributes as attr, jsontext
 from flow_xray.llm.pricing import cost_usd
 from flow_xray.tree.accounting import analyze
 from flow_xray.tree.model import TraceNode, TraceResult, lazy_nodes, new_node
@@ -372,12 +372,12 @@ def _decode(value: Any, mime: Any) -> Any:
         # whitespace regex matches: about 5x faster on the short texts spans hold.
         try:
             data, end = _SCAN(value, 0)
-        except (StopIteration, ValueError):
+        except (StopIteration, ValueError, RecursionError):  # deeper than the C scanner goes
             end = -1
         if end == len(value):
             return data
         try:
-            return _DECODER.decode(value)
+            return jsontext.loads(value)
         except ValueError:
             return value
     return value
@@ -453,7 +453,22 @@ def _str_or_none(value: Any) -> str | None:
 
 
 def _plain(value: Any) -> Any:
-    """Attribute values as JSON-ready data (OpenTelemetry sequences are tuples)."""
-    if isinstance(value, tuple):
-        return [_plain(v) for v in value]
-    return value
+    """Attribute values as JSON-ready data (sequences are tuples); iterative, any depth.
+
+    OpenTelemetry's own sequences are flat; the OTLP JSON reader's arrays and
+    key-value lists nest as deep as the file does.
+    """
+    if not isinstance(value, (tuple, dict)):
+        return value
+    root: list[Any] = [value]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    while stack:
+        holder, slot = stack.pop()
+        item = holder[slot]
+        if isinstance(item, tuple):
+            holder[slot] = item = list(item)
+            stack.extend((item, i) for i, v in enumerate(item) if isinstance(v, (tuple, dict)))
+        elif isinstance(item, dict):
+            holder[slot] = item = dict(item)
+            stack.extend((item, k) for k, v in item.items() if isinstance(v, (tuple, dict)))
+    return root[0]

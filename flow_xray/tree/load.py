@@ -8,13 +8,13 @@ a trace never loads the SDK or protobuf.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flow_xray import jsontext
 from flow_xray.errors import TraceFileError
 from flow_xray.tree.build import build_result
 from flow_xray.tree.jaeger_json import is_jaeger_json, read_jaeger_json
@@ -158,9 +158,6 @@ def load_trace(path: str | os.PathLike[str]) -> TraceResult:
     raise TraceFileError(f"{label} is not a trace: not {names}")
 
 
-_DECODER = json.JSONDecoder()
-
-
 def _documents(text: str, label: str) -> list[Any]:
     """Every top-level JSON value in ``text``, in order (JSON lines and concatenated objects)."""
     documents: list[Any] = []
@@ -171,7 +168,7 @@ def _documents(text: str, label: str) -> list[Any]:
         if index >= end:
             return documents
         try:
-            document, index = _DECODER.raw_decode(text, index)
+            document, index = jsontext.raw_decode(text, index)  # any nesting depth
         except ValueError as exc:
             line = text.count("\n", 0, index) + 1
             where = "" if not documents else f" (line {line}, after {len(documents)} documents)"

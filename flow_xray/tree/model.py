@@ -8,13 +8,13 @@ their ``to_dict()`` form. JSON envelope, version 1::
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from flow_xray import jsontext
 from flow_xray.errors import TraceFileError
 from flow_xray.files import write_text_atomic
 from flow_xray.serialize.text import has_unwritable, writable, writable_data
@@ -512,13 +512,14 @@ class TraceResult:
         """Return the JSON envelope as text (``default=repr`` keeps odd values readable).
 
         Lone surrogates (from spans other instrumentations wrote) come out as
-        visible ``\\udcXX`` escapes, so the text always encodes as UTF-8.
+        visible ``\\udcXX`` escapes, so the text always encodes as UTF-8. Any call
+        depth works (`flow_xray.jsontext`).
         """
         data = self.to_dict()
-        text = json.dumps(data, indent=indent, ensure_ascii=False, default=repr)
+        text = jsontext.dumps(data, indent=indent, default=repr)
         if has_unwritable(text):
             escaped = writable_data(data)
-            text = writable(json.dumps(escaped, indent=indent, ensure_ascii=False, default=repr))
+            text = writable(jsontext.dumps(escaped, indent=indent, default=repr))
         return text
 
     def save(self, path: str | os.PathLike[str]) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from flow_xray import attributes as attr
+from flow_xray import attributes as attr, jsontext
 from flow_xray.errors import TraceFileError
 from flow_xray.tree.spans import EventRecord, SpanRecord
 
@@ -104,10 +104,37 @@ def _read_any(value: Any) -> Any:
 
     The kind is the first field present *with a value*: some exporters (Phoenix's
     span export, protobuf-to-dict converters) write every field of the oneof,
-    the unused ones as null.
+    the unused ones as null. Iterative, so any nesting depth reads.
     """
+    root: list[Any] = [None]
+    # (AnyValue, where its result goes: a list and a position, or a dict and a key)
+    pending: list[tuple[Any, Any, Any]] = [(value, root, 0)]
+    # Arrays are filled as lists and turned into tuples once complete, innermost first.
+    arrays: list[tuple[Any, Any, list[Any]]] = []
+    while pending:
+        item, holder, slot = pending.pop()
+        kind, found = _any_kind(item)
+        if kind == "arrayValue":
+            items = found.get("values") or ()
+            values: list[Any] = [None] * len(items)
+            arrays.append((holder, slot, values))
+            pending.extend((v, values, i) for i, v in enumerate(items))
+        elif kind == "kvlistValue":
+            members = dict(_attribute_items(found, "values"))  # a repeated key: the last wins
+            mapping: dict[str, Any] = dict.fromkeys(members)
+            holder[slot] = mapping
+            pending.extend((member, mapping, key) for key, member in members.items())
+        else:
+            holder[slot] = found
+    for holder, slot, values in reversed(arrays):
+        holder[slot] = tuple(values)
+    return root[0]
+
+
+def _any_kind(value: Any) -> tuple[str | None, Any]:
+    """The AnyValue's kind and its decoded scalar (containers: the raw array/kvlist object)."""
     if not isinstance(value, Mapping):
-        raise _BadLine(f"attribute value {value!r} is not an AnyValue object")
+        raise _BadLine(f"attribute value {value!r:.80} is not an AnyValue object")
     for camel, snake in _ANY_KINDS:
         found = value.get(camel)
         if found is None:
@@ -115,28 +142,32 @@ def _read_any(value: Any) -> Any:
         if found is None:
             continue
         if camel in ("stringValue", "bytesValue"):
-            return str(found)
+            return camel, str(found)
         if camel == "boolValue":
             if not isinstance(found, bool):
                 raise _BadLine(f"boolValue {found!r} is not a boolean")
-            return found
+            return camel, found
         if camel == "intValue":
-            return _read_int(found, "intValue")
+            return camel, _read_int(found, "intValue")
         if camel == "doubleValue":
-            return _read_double(found)
-        if camel == "arrayValue":
-            return tuple(_read_any(item) for item in found.get("values") or ())
-        return _read_attributes(found, "values")
-    return None  # an empty AnyValue is OTLP's null
+            return camel, _read_double(found)
+        if not isinstance(found, Mapping):
+            raise _BadLine(f"{camel} {found!r:.80} is not an object")
+        return camel, found
+    return None, None  # an empty AnyValue is OTLP's null
+
+
+def _attribute_items(owner: Mapping[str, Any], key: str = "attributes") -> list[tuple[str, Any]]:
+    items = []
+    for item in owner.get(key) or ():
+        if not isinstance(item, Mapping) or not isinstance(item.get("key"), str):
+            raise _BadLine(f"attribute {item!r:.80} has no string 'key'")
+        items.append((item["key"], item.get("value", {})))
+    return items
 
 
 def _read_attributes(owner: Mapping[str, Any], key: str = "attributes") -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for item in owner.get(key) or ():
-        if not isinstance(item, Mapping) or not isinstance(item.get("key"), str):
-            raise _BadLine(f"attribute {item!r} has no string 'key'")
-        result[item["key"]] = _read_any(item.get("value", {}))
-    return result
+    return {name: _read_any(value) for name, value in _attribute_items(owner, key)}
 
 
 def _read_status(span: Mapping[str, Any]) -> tuple[str, str | None]:
@@ -231,7 +262,7 @@ def read_otlp_json(source: str | os.PathLike[str] | Iterable[str]) -> list[SpanR
         if not line.strip():
             continue
         try:
-            records.extend(_iter_spans(json.loads(line)))
+            records.extend(_iter_spans(jsontext.loads(line)))
         except json.JSONDecodeError as exc:
             raise TraceFileError(f"{label}: line {number}: not JSON ({exc.msg})") from exc
         except (_BadLine, AttributeError, TypeError) as exc:

@@ -16,12 +16,11 @@ its ``error.type`` and ``http.response.status_code`` (``rate_limit_error: HTTP 4
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Final
 
-from flow_xray import attributes as attr
+from flow_xray import attributes as attr, jsontext
 
 __all__ = ["clean_error_type", "error_text", "promote_messages"]
 
@@ -101,7 +100,7 @@ def _genai(others: MutableMapping[str, Any], key: str) -> list[dict[str, Any]] |
     if raw is None:
         return None
     try:
-        data = json.loads(raw) if isinstance(raw, str) else raw
+        data = jsontext.loads(raw) if isinstance(raw, str) else raw
     except ValueError:
         return None
     if not isinstance(data, list):

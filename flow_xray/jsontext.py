@@ -1,0 +1,339 @@
+"""JSON text at any nesting depth: the standard C codec when it can, an iterative one when not.
+
+Python's ``json`` recurses once per nesting level: past the recursion limit it
+raises `RecursionError`, and with a raised limit (``sys.setrecursionlimit``,
+which a deeply recursive traced program may have done) Python 3.10 and 3.11
+overflow the C stack and crash instead. A trace is deep when calls are (a
+100,000-call recursion is a 100,000-level ``children`` nesting), so every
+trace file flow-xray reads or writes goes through here.
+
+The fast path is plain ``json``, used only while the recursion limit is one at
+which it can fail but not crash (`SAFE_RECURSION_LIMIT`). When it fails, or
+cannot be trusted, the value is split: containers at most `SHALLOW` levels
+deep go to the C codec whole, the deep spine around them is walked here with
+an explicit stack. The text is the same either way (``json.dumps``' default
+separators, ``ensure_ascii=False``). Stdlib only.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import json.decoder
+import json.scanner
+import re
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Final
+
+__all__ = ["SAFE_RECURSION_LIMIT", "SHALLOW", "dumps", "loads", "raw_decode"]
+
+# Up to this recursion limit a too-deep value makes the C codec raise, not crash.
+SAFE_RECURSION_LIMIT: Final = 10_000
+# Containers nested at most this deep are handed to the C codec whole.
+SHALLOW: Final = 100
+
+_DECODER: Final = json.JSONDecoder()
+_SCAN: Final[Any] = json.scanner.make_scanner(_DECODER)  # type: ignore[arg-type]  # typeshed types it as a class
+_SCANSTRING: Final[Any] = json.decoder.scanstring  # type: ignore[attr-defined]  # untyped in typeshed
+_WHITESPACE: Final = re.compile(r"[ \t\n\r]*")
+# The next bracket, or string that holds a bracket or an escape (skipped whole), after
+# plain text and plain strings: what the depth pre-pass looks at.
+_STRUCTURE: Final = re.compile(
+    r'(?:[^"\[\]{}]+|"[^"\\\[\]{}]*")*([\[\]{}]|"[^"\\]*(?:\\.[^"\\]*)*")', re.S
+)
+
+
+def _fast() -> bool:
+    return sys.getrecursionlimit() <= SAFE_RECURSION_LIMIT
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """The slow paths allocate many objects and no cycles: a paused cyclic GC saves
+    its repeated scans of the growing value (about 2x faster)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
+# --- writing ---------------------------------------------------------------------
+
+
+def dumps(
+    value: Any,
+    *,
+    indent: int | None = None,
+    allow_nan: bool = True,
+    default: Callable[[Any], Any] | None = None,
+) -> str:
+    """``json.dumps(value, ensure_ascii=False, ...)`` for a value of any nesting depth.
+
+    Raises:
+        ValueError: a circular reference, or NaN/inf with ``allow_nan=False``.
+        TypeError: a value or key JSON cannot hold and ``default`` does not turn into one.
+    """
+    if _fast():
+        try:
+            return json.dumps(
+                value, ensure_ascii=False, indent=indent, allow_nan=allow_nan, default=default
+            )
+        except RecursionError:
+            pass
+    with _gc_paused():
+        return _Writer(indent, allow_nan, default).write(value)
+
+
+class _Writer:
+    """The iterative encoder: the deep spine by hand, shallow parts by ``json.dumps``."""
+
+    def __init__(
+        self, indent: int | None, allow_nan: bool, default: Callable[[Any], Any] | None
+    ) -> None:
+        self.indent = indent
+        self.allow_nan = allow_nan
+        self.default = default
+        self.item_sep = ", " if indent is None else ","
+        self.heights: dict[int, int] = {}
+
+    def chunk(self, value: Any, level: int) -> str:
+        text = json.dumps(
+            value,
+            ensure_ascii=False,
+            indent=self.indent,
+            allow_nan=self.allow_nan,
+            default=self.default,
+        )
+        if self.indent is not None and level:
+            # JSON strings hold no raw newline, so every newline is layout.
+            text = text.replace("\n", "\n" + " " * (self.indent * level))
+        return text
+
+    def newline(self, level: int) -> str:
+        return "" if self.indent is None else "\n" + " " * (self.indent * level)
+
+    def write(self, value: Any) -> str:
+        self._measure(value)
+        heights = self.heights
+        out: list[str] = []
+        # Items: a str is emitted as is; a tuple (value, level) is encoded.
+        todo: list[Any] = [(value, 0)]
+        while todo:
+            item = todo.pop()
+            if type(item) is str:
+                out.append(item)
+                continue
+            current, level = item
+            if heights.get(id(current), 0) <= SHALLOW:
+                out.append(self.chunk(current, level))
+            elif isinstance(current, dict):
+                todo.extend(reversed(self._object(current, level)))
+            else:
+                todo.extend(reversed(self._array(current, level)))
+        return "".join(out)
+
+    def _array(self, items: list[Any] | tuple[Any, ...], level: int) -> list[Any]:
+        if not items:
+            return ["[]"]
+        parts: list[Any] = ["["]
+        for position, item in enumerate(items):
+            if position:
+                parts.append(self.item_sep)
+            parts.append(self.newline(level + 1))
+            parts.append((item, level + 1))
+        parts.append(self.newline(level) + "]")
+        return parts
+
+    def _object(self, mapping: dict[Any, Any], level: int) -> list[Any]:
+        if not mapping:
+            return ["{}"]
+        parts: list[Any] = ["{"]
+        heights = self.heights
+        run: dict[str, Any] = {}  # shallow members in a row, encoded together (no indent)
+        first = True
+        for key, member in mapping.items():
+            name = self._key(key)
+            if self.indent is None and heights.get(id(member), 0) <= SHALLOW:
+                run[name] = member
+                continue
+            if run:
+                parts.append(("" if first else self.item_sep) + self.chunk(run, level)[1:-1])
+                first, run = False, {}
+            if not first:
+                parts.append(self.item_sep)
+            first = False
+            parts.append(self.newline(level + 1))
+            parts.append(json.dumps(name, ensure_ascii=False) + ": ")
+            parts.append((member, level + 1))
+        if run:
+            parts.append(("" if first else self.item_sep) + self.chunk(run, level)[1:-1])
+        parts.append(self.newline(level) + "}")
+        return parts
+
+    def _key(self, key: Any) -> str:
+        """A mapping key as ``json.dumps`` spells it."""
+        if isinstance(key, str):
+            return key
+        if key is True or key is False or key is None:
+            return json.dumps(key)
+        if isinstance(key, (int, float)):
+            return json.dumps(key, allow_nan=self.allow_nan)
+        raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+
+    def _measure(self, value: Any) -> None:
+        """Record the nesting height of every container (post-order, iteratively).
+
+        Raises:
+            ValueError: a container contains itself.
+        """
+        heights = self.heights
+        on_path: set[int] = set()
+        stack: list[tuple[Any, bool]] = [(value, False)]
+        while stack:
+            current, done = stack.pop()
+            key = id(current)
+            if done:
+                on_path.discard(key)
+                members = current.values() if isinstance(current, dict) else current
+                heights[key] = 1 + max((heights.get(id(m), 0) for m in members), default=0)
+                continue
+            if not isinstance(current, (dict, list, tuple)) or key in heights:
+                continue
+            if key in on_path:
+                raise ValueError("Circular reference detected")
+            on_path.add(key)
+            stack.append((current, True))
+            members = current.values() if isinstance(current, dict) else current
+            stack.extend((m, False) for m in members if isinstance(m, (dict, list, tuple)))
+
+
+# --- reading ---------------------------------------------------------------------
+
+
+def loads(text: str) -> Any:
+    """``json.loads(text)`` for a document of any nesting depth.
+
+    Raises:
+        json.JSONDecodeError: the text is not one JSON document.
+    """
+    value, end = raw_decode(text, _WHITESPACE.match(text, 0).end())  # type: ignore[union-attr]
+    end = _WHITESPACE.match(text, end).end()  # type: ignore[union-attr]
+    if end != len(text):
+        raise json.JSONDecodeError("Extra data", text, end)
+    return value
+
+
+def raw_decode(text: str, index: int = 0) -> tuple[Any, int]:
+    """``json.JSONDecoder().raw_decode(text, index)`` for a value of any nesting depth.
+
+    Returns the value and the index just past it.
+
+    Raises:
+        json.JSONDecodeError: no JSON value starts at ``index``.
+    """
+    if _fast():
+        try:
+            return _DECODER.raw_decode(text, index)
+        except RecursionError:
+            pass
+    with _gc_paused():
+        return _decode_deep(text, index, _deep_openers(text, index))
+
+
+def _deep_openers(text: str, index: int) -> set[int]:
+    """Positions of the brackets, in the value at ``index``, whose contents nest past `SHALLOW`."""
+    deep: set[int] = set()
+    opened: list[list[int]] = []  # [position, height of the deepest member so far]
+    for match in _STRUCTURE.finditer(text, index):
+        start = match.start(1)
+        char = text[start]
+        if char == '"':
+            continue
+        if char in "[{":
+            opened.append([start, 0])
+            continue
+        if not opened:
+            break  # malformed: the parser reports it
+        position, below = opened.pop()
+        height = below + 1
+        if height > SHALLOW:
+            deep.add(position)
+        if not opened:
+            break  # the end of the value
+        if height > opened[-1][1]:
+            opened[-1][1] = height
+    for position, _ in opened:  # never closed: parsed by hand, which reports where
+        deep.add(position)
+    return deep
+
+
+def _skip(text: str, index: int) -> int:
+    return _WHITESPACE.match(text, index).end()  # type: ignore[union-attr]
+
+
+def _member_key(text: str, index: int) -> tuple[str, int]:
+    """The ``"key":`` at ``index``; returns the key and the index of its value."""
+    if text[index : index + 1] != '"':
+        raise json.JSONDecodeError("Expecting property name enclosed in double quotes", text, index)
+    key, index = _SCANSTRING(text, index + 1)
+    index = _skip(text, index)
+    if text[index : index + 1] != ":":
+        raise json.JSONDecodeError("Expecting ':' delimiter", text, index)
+    return key, _skip(text, index + 1)
+
+
+_LIST: Final = object()  # the "key" of a list under construction
+
+
+def _decode_deep(text: str, index: int, deep: set[int]) -> tuple[Any, int]:
+    """Parse the value at ``index``: the brackets in ``deep`` by hand, the rest by the C scanner."""
+    stack: list[list[Any]] = []  # [container, key or _LIST]
+    position = index
+    while True:
+        value: Any
+        char = text[position : position + 1]
+        if position in deep and char == "{":
+            position = _skip(text, position + 1)
+            if text[position : position + 1] != "}":
+                key, position = _member_key(text, position)
+                stack.append([{}, key])
+                continue
+            value, position = {}, position + 1
+        elif position in deep and char == "[":
+            position = _skip(text, position + 1)
+            if text[position : position + 1] != "]":
+                stack.append([[], _LIST])
+                continue
+            value, position = [], position + 1
+        else:
+            try:
+                value, position = _SCAN(text, position)
+            except StopIteration as stop:
+                raise json.JSONDecodeError("Expecting value", text, stop.value) from None
+        # Hand the value to its container; close every container that ends here.
+        while True:
+            if not stack:
+                return value, position
+            frame = stack[-1]
+            container, key = frame
+            if key is _LIST:
+                container.append(value)
+            else:
+                container[key] = value
+            position = _skip(text, position)
+            char = text[position : position + 1]
+            if char == ",":
+                position = _skip(text, position + 1)
+                if key is not _LIST:
+                    frame[1], position = _member_key(text, position)
+                break
+            if char != ("]" if key is _LIST else "}"):
+                raise json.JSONDecodeError("Expecting ',' delimiter", text, position)
+            position += 1
+            stack.pop()
+            value = container

@@ -78,6 +78,12 @@ INCOMPLETE: Final = "flow_xray.incomplete"
 # Where a failed call's exception was raised, ``path:line`` ready to paste into an
 # editor (the ``exception`` event carries it as ``code.file.path`` / ``code.line.number``).
 ERROR_LOCATION: Final = "flow_xray.error.location"
+# How a call that neither returned nor failed ended: "cancelled" (asyncio/anyio
+# cancellation, a timeout, a failing sibling in a TaskGroup) or "interrupted"
+# (Ctrl-C, SIGTERM). Its span status stays UNSET: not a failure (see recording.py).
+OUTCOME: Final = "flow_xray.outcome"
+CANCELLED: Final = "cancelled"
+INTERRUPTED: Final = "interrupted"
 
 # --- process (OpenTelemetry semantic conventions) ----------------------------
 PROCESS_PID: Final = "process.pid"
@@ -108,6 +114,7 @@ CONSUMED: Final = frozenset(
         OUTPUT_VALUE,
         OUTPUT_MIME_TYPE,
         INCOMPLETE,
+        OUTCOME,
         *READ_MODEL,
         *READ_PROMPT_TOKENS,
         *READ_COMPLETION_TOKENS,

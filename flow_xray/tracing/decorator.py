@@ -9,7 +9,6 @@ their body runs, never across a ``yield``.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 from collections.abc import AsyncGenerator, Callable, Generator
@@ -19,7 +18,6 @@ from opentelemetry import context as context_api, trace as trace_api
 from opentelemetry.trace import Span
 
 from flow_xray import attributes as attr
-from flow_xray.errors import Terminated
 from flow_xray.llm.streams import StreamUsage, stream_usage_for
 from flow_xray.llm.usage import Usage
 from flow_xray.serialize.exceptions import source_path
@@ -34,11 +32,12 @@ from flow_xray.tracing.recording import (
     record_error,
     record_output,
     record_result,
+    record_stopped,
+    stopped_outcome,
     user_attributes,
 )
 from flow_xray.tracing.state import current_tracer
 
-_INTERRUPTIONS: Final = (KeyboardInterrupt, asyncio.CancelledError, Terminated)
 _OPERATIONS: Final = {
     "llm": "chat",
     "embedding": "embeddings",
@@ -133,10 +132,11 @@ class _Call:
             self._end()
 
     def fail(self, exc: BaseException) -> None:
-        if is_failure(exc):
+        outcome = stopped_outcome(exc)
+        if outcome is not None:  # cancelled or interrupted: not a failure, and incomplete
+            record_stopped(self.span, exc, outcome)
+        elif is_failure(exc):
             record_error(self.span, exc)
-        if isinstance(exc, _INTERRUPTIONS):
-            self._mark_incomplete()  # interrupted or cancelled: the call did not run to its end
         self._end()
 
     def abandon(self, partial_output: Any) -> None:

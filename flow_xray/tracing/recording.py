@@ -7,6 +7,8 @@ failures, so recording never raises into user code.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import functools
 import logging
 from collections.abc import Iterable
@@ -15,6 +17,7 @@ from typing import Any, Final
 from opentelemetry.trace import Span, Status, StatusCode
 
 from flow_xray import attributes as attr
+from flow_xray.errors import Terminated
 from flow_xray.llm.messages import input_message_attributes, output_message_attributes
 from flow_xray.llm.streams import is_stream, watch_stream
 from flow_xray.llm.usage import (
@@ -135,7 +138,10 @@ def _stream_ended(span: Span, usage: Usage | None, how: str, error: BaseExceptio
     try:
         if usage is not None:
             record_usage(span, usage)
-        if error is not None and is_failure(error):
+        outcome = None if error is None else stopped_outcome(error)
+        if outcome is not None and error is not None:
+            record_stopped(span, error, outcome)
+        elif error is not None and is_failure(error):
             record_error(span, error)
         elif how != "read":
             span.set_attribute(attr.INCOMPLETE, True)  # closed or dropped before its end
@@ -211,12 +217,60 @@ def record_error(span: Span, exc: BaseException) -> None:
 
 
 def is_failure(exc: BaseException) -> bool:
-    """Whether an exception leaving a call means the call failed."""
-    if isinstance(exc, GeneratorExit):
+    """Whether an exception leaving a call means the call failed (not stopped, not exited 0)."""
+    if isinstance(exc, GeneratorExit) or stopped_outcome(exc) is not None:
         return False
     if isinstance(exc, SystemExit):
         return exc.code not in (None, 0)
     return True
+
+
+def stopped_outcome(exc: BaseException) -> str | None:
+    """``"cancelled"`` or ``"interrupted"`` when ``exc`` stopped the call rather than failed it.
+
+    Cancelled: ``asyncio.CancelledError`` (a ``task.cancel()``, a timeout from
+    ``asyncio.timeout`` / ``wait_for``, a sibling failing in a ``TaskGroup``;
+    anyio cancels through it too), ``concurrent.futures.CancelledError`` and
+    trio's ``Cancelled``. Interrupted: ``KeyboardInterrupt`` and the SIGTERM
+    ``flow-xray run`` turns into `Terminated`. ``sys.exit(n)`` is neither.
+    """
+    if isinstance(exc, (asyncio.CancelledError, concurrent.futures.CancelledError)):
+        return attr.CANCELLED
+    if isinstance(exc, (KeyboardInterrupt, Terminated)):
+        return attr.INTERRUPTED
+    if type(exc).__name__ == "Cancelled" and type(exc).__module__.startswith("trio"):
+        return attr.CANCELLED
+    return None
+
+
+def record_stopped(span: Span, exc: BaseException, outcome: str) -> None:
+    """Mark ``span`` cancelled or interrupted: `attr.OUTCOME`, incomplete, an exception event.
+
+    The status stays UNSET. OpenTelemetry has no cancelled status (its
+    specification issue #4677 and semantic-conventions #560 are open), and
+    ERROR would make every backend count the cancelled siblings of one real
+    failure as failures too. The exception event (type and message, no
+    ``error.type``) still says what stopped the call.
+    """
+    try:
+        type_name = type(exc).__qualname__
+        module = type(exc).__module__
+        full_type = type_name if module == "builtins" else f"{module}.{type_name}"
+        try:
+            message = encode_text(str(exc), _MAX_MESSAGE_BYTES)
+        except Exception:
+            message = safe_repr(exc, _MAX_MESSAGE_BYTES)
+        span.set_attributes({attr.OUTCOME: outcome, attr.INCOMPLETE: True})
+        span.add_event(
+            attr.EXCEPTION_EVENT,
+            {
+                attr.EXCEPTION_TYPE: full_type,
+                attr.EXCEPTION_MESSAGE: message,
+                "exception.escaped": True,
+            },
+        )
+    except Exception:
+        contained("a cancellation")
 
 
 def input_attributes(

@@ -280,10 +280,15 @@ def _http_status(node: TraceNode) -> str | None:
     return str(code) if isinstance(code, int) and code >= 400 else None
 
 
+_GROUPS = frozenset({"exceptiongroup", "baseexceptiongroup"})
+
+
 def _same_failure(parent: TraceNode, parent_key: str, child: TraceNode) -> bool:
     """Whether ``child``'s failure is the one ``parent`` failed with (passed up, not new)."""
     child_key = _error_key(child)
     if not parent_key or not child_key or child_key == parent_key:
+        return True
+    if parent_key in _GROUPS:  # a TaskGroup / gather raising its children's failures together
         return True
     # An HTTP client span (``error.type`` from the body) inside the SDK call that raised for it.
     code = _http_status(child)

@@ -20,7 +20,7 @@ from flow_xray import attributes as attr, jsontext
 from flow_xray.llm.pricing import cost_usd
 from flow_xray.tree.accounting import analyze
 from flow_xray.tree.model import TraceNode, TraceResult, lazy_nodes, new_node
-from flow_xray.tree.readers import error_text, promote_messages
+from flow_xray.tree.readers import clean_error_type, error_text, promote_messages
 from flow_xray.tree.spans import SpanRecord, SpanStore
 
 
@@ -85,13 +85,10 @@ def _build(spans: Sequence[SpanRecord], origin: int, store: SpanStore | None) ->
     if store is not None:
         names = [*names, *(r.name for r in records)]
         statuses = [*statuses, *(r.status for r in records)]
-        nodes = lazy_nodes(
-            _RowSource(store, origin),
-            kept,
-            names,
-            [_node_status(s) for s in statuses],
-            _with_meta(store),
-        )
+        node_statuses = [_node_status(s) for s in statuses]
+        for at, status in _stopped_or_failed(store).items():
+            node_statuses[at] = status
+        nodes = lazy_nodes(_RowSource(store, origin), kept, names, node_statuses, _with_meta(store))
         del names, statuses
     else:
         nodes = [to_node(spans[at], origin) for at in kept]
@@ -149,8 +146,51 @@ _NODE_STATUS = {"ERROR": "error"}
 
 
 def _node_status(status: str) -> str:
-    """A node's ``status`` from its span's status code name."""
+    """A node's ``status`` from its span's status code name (see `record_status` for the rest)."""
     return _NODE_STATUS.get(status, "ok")
+
+
+def record_status(record: SpanRecord) -> str:
+    """``ok``, ``error``, ``cancelled`` or ``interrupted``: how the span's call ended.
+
+    flow-xray's own spans say it in `attr.OUTCOME` (their status stays UNSET);
+    another instrumentation's span that ended by ``CancelledError`` /
+    ``KeyboardInterrupt`` (its last exception event), ERROR status or not, is
+    cancelled / interrupted too: cancellation is not a failure.
+    """
+    outcome = record.attributes.get(attr.OUTCOME)
+    if outcome in _STOPPED:
+        return str(outcome)
+    for event in reversed(record.events):
+        if event.name == attr.EXCEPTION_EVENT:
+            kind = clean_error_type(event.attributes.get(attr.EXCEPTION_TYPE)) or ""
+            stopped = _STOPPED_TYPES.get(kind.rpartition(".")[2])
+            if stopped is not None:
+                return stopped
+            break
+    return _node_status(record.status)
+
+
+_STOPPED = frozenset({attr.CANCELLED, attr.INTERRUPTED})
+_STOPPED_TYPES = {
+    "CancelledError": attr.CANCELLED,
+    "Cancelled": attr.CANCELLED,  # trio
+    "KeyboardInterrupt": attr.INTERRUPTED,
+}
+
+
+def _stopped_or_failed(store: SpanStore) -> dict[int, str]:
+    """The status of the store's spans that may not have ended ``ok`` / ``error`` as their
+    status code says: those with `attr.OUTCOME` or an ERROR status (their records are read)."""
+    found: dict[int, str] = {}
+    shapes = store.shapes()
+    for row, (status, _, keys) in enumerate(shapes):
+        if status == "ERROR" or attr.OUTCOME in keys:
+            found[row] = record_status(store[row])
+    for i, record in enumerate(store.appended):
+        if record.status == "ERROR" or attr.OUTCOME in record.attributes:
+            found[len(shapes) + i] = record_status(record)
+    return found
 
 
 def _keep(
@@ -276,7 +316,7 @@ def to_node(record: SpanRecord, origin_ns: int) -> TraceNode:
         traceback=stack,
         latency_ms=None if end_ns is None else (end_ns - record.start_ns) / 1e6,
         start_ms=(record.start_ns - origin_ns) / 1e6,
-        status=_node_status(record.status),
+        status=record_status(record),
         incomplete=end_ns is None or consumed.get(attr.INCOMPLETE) is True,
         trace_id=record.trace_id,
         span_id=record.span_id,

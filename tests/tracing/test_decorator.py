@@ -533,8 +533,8 @@ def test_usage_outside_any_span_is_a_no_op() -> None:
     trace.annotate(x=1)
 
 
-def test_interrupted_call_is_an_incomplete_error() -> None:
-    """Ctrl-C inside a traced call: the node is an error and marked incomplete."""
+def test_interrupted_call_is_incomplete_and_interrupted_not_an_error() -> None:
+    """Ctrl-C inside a traced call: the node is "interrupted" and incomplete, not a failure."""
 
     @trace
     def interrupted() -> None:
@@ -543,7 +543,8 @@ def test_interrupted_call_is_an_incomplete_error() -> None:
     with trace.capture() as result, pytest.raises(KeyboardInterrupt):
         interrupted()
     node = only(result, "interrupted")
-    assert node.status == "error" and node.incomplete
+    assert node.status == "interrupted" and node.incomplete and node.error is None
+    assert result.totals.errors == 0 and result.totals.interrupted == 1
 
 
 def test_streaming_llm_generator_takes_usage_from_its_last_chunk() -> None:
@@ -565,7 +566,7 @@ def test_streaming_llm_generator_takes_usage_from_its_last_chunk() -> None:
 
 
 def test_cancelled_task_marks_its_call_incomplete() -> None:
-    """A call cancelled by asyncio (e.g. a timeout) is an error and incomplete."""
+    """A call cancelled by asyncio (e.g. a timeout) is "cancelled" and incomplete, no error."""
 
     @trace
     async def slow() -> None:
@@ -578,7 +579,8 @@ def test_cancelled_task_marks_its_call_incomplete() -> None:
     with trace.capture() as result:
         asyncio.run(main())
     node = only(result, "slow")
-    assert node.incomplete and node.status == "error"
+    assert node.incomplete and node.status == "cancelled"
+    assert result.totals.errors == 0 and result.totals.cancelled == 1
 
 
 def test_annotate_redacts_secret_keys() -> None:

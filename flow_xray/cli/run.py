@@ -194,8 +194,16 @@ def run(
         raise CliError(str(exc)) from None
     html_out = writable(html_path or f"{target.stem}_trace.html", "--html")
     json_out = writable(json_path, "--json") if json_path else None
+    # Resolved now: the script may change or delete its working directory.
+    files = {path: os.path.abspath(path) for path in (html_out, json_out) if path is not None}
     static = _static_index(static_paths)
-    exporting = start_export(otlp_endpoint, otlp_protocol, headers, service_name, otlp_json)
+    exporting = start_export(
+        otlp_endpoint,
+        otlp_protocol,
+        headers,
+        service_name,
+        os.path.abspath(otlp_json) if otlp_json else None,
+    )
     outcome = runner.run_target(target, max_spans=max_spans)
     if outcome.exception is not None:
         show_crash(outcome.exception)
@@ -208,12 +216,19 @@ def run(
 
     result = outcome.result
     name = target.name if target.kind == "module" else os.path.basename(target.path)
-    replaced = [p for p in (html_out, json_out) if p is not None and os.path.exists(p)]
+    replaced = [p for p in files if os.path.exists(files[p])]
     with progress(f"writing {html_out}", not quiet):
         page = result.to_html(title=title or f"flow-xray trace: {name}", static=static)
-        write_atomic(html_out, page)
+        failed = _write(files[html_out], page)
         if json_out is not None:
-            write_atomic(json_out, result.to_json())
+            failed += _write(files[json_out], result.to_json())
+    if failed:
+        # One line says why; the exit status stays the script's own.
+        folders = {os.path.dirname(p) for p in failed}
+        gone = [f for f in sorted(folders) if not os.path.isdir(f)]
+        why = f": folder {', '.join(gone)} no longer exists" if gone else ""
+        click.echo(f"flow-xray: error: could not write {' or '.join(failed)}{why}", err=True)
+        return outcome.exit_code
     if len(result) == 0:
         # An empty trace over a real one is easy to miss: say so.
         said = f"; replaced the existing {' and '.join(replaced)}" if replaced else ""
@@ -226,6 +241,16 @@ def run(
         flush_exporters()
     report(html_out, result, quiet, open_browser)
     return outcome.exit_code
+
+
+def _write(path: str, text: str) -> list[str]:
+    """Write one output where the user asked (the script may have deleted the folder since);
+    returns ``[path]`` when that failed, else ``[]``."""
+    try:
+        write_atomic(path, text)
+    except CliError:
+        return [path]
+    return []
 
 
 def _static_index(paths: tuple[str, ...]) -> StaticIndex | None:

@@ -168,6 +168,7 @@ def run_target(
     with (
         trace.capture(all_threads=all_threads, max_spans=max_spans, processes=processes) as result,
         _working_dir_restored(),
+        _stderr_kept(),
         _sigterm_as_exit(),
         _exec_reported(),
         attached(environ_carrier()),
@@ -352,6 +353,43 @@ def _working_dir_restored() -> Iterator[None]:
         # If the folder is gone, writing relative outputs will say so.
         with suppress(OSError):
             os.chdir(folder)
+
+
+@contextmanager
+def _stderr_kept() -> Iterator[None]:
+    """Give flow-xray a working stderr back if the script closed its own.
+
+    A script may ``os.close(2)`` or ``sys.stderr.close()`` and still exit 0
+    under plain Python; the summary line, a traceback or a warning written
+    afterwards must not turn that into a crash. The descriptor is restored
+    from a copy taken before the script ran, and a closed ``sys.stderr`` is
+    replaced by a new stream on it.
+    """
+    try:
+        saved: int | None = os.dup(2)
+    except OSError:  # started without a stderr: nothing to keep
+        saved = None
+    stream = sys.stderr
+    try:
+        yield
+    finally:
+        if saved is not None:
+            try:
+                os.fstat(2)
+            except OSError:  # the script closed descriptor 2
+                with suppress(OSError):
+                    os.dup2(saved, 2)
+            with suppress(OSError):
+                os.close(saved)
+        current = sys.stderr
+        if current is None or getattr(current, "closed", False):
+            if stream is not None and not stream.closed:
+                sys.stderr = stream
+            else:
+                with suppress(OSError, ValueError):
+                    sys.stderr = open(  # noqa: SIM115  # the process's stderr from now on
+                        2, "w", encoding="utf-8", errors="backslashreplace", closefd=False
+                    )
 
 
 def _script_folder(path: str) -> str:

@@ -1,0 +1,205 @@
+"""Odd processes under ``flow-xray run``: the trace lands where asked, the status is the script's.
+
+Each script is run twice, with plain ``python`` and with ``python -m flow_xray
+run``, as real subprocesses, and the exit statuses are compared. The cases:
+a forked child that outlives its parent, a script that closes its stderr, one
+that changes or deletes its working directory, SIGTERM while the script waits
+in a long C call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from flow_xray.tree.model import TraceResult
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process semantics")
+
+HEADER = """
+import os, sys, time
+from flow_xray import trace
+
+@trace
+def work(x):
+    return x
+"""
+
+
+def env() -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    clean["PYTHONUNBUFFERED"] = "1"
+    return clean
+
+
+def script(folder: Path, name: str, body: str) -> Path:
+    path = folder / name
+    path.write_text(HEADER + textwrap.dedent(body), encoding="utf-8")
+    return path
+
+
+def plain(cwd: Path, path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(path)], cwd=cwd, env=env(), capture_output=True, text=True, timeout=60
+    )
+
+
+def traced(cwd: Path, path: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "flow_xray", "run", *options, str(path)],
+        cwd=cwd,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def names(path: Path) -> list[str]:
+    return [node.name for node in TraceResult.load(path)]
+
+
+def test_a_forked_child_that_outlives_its_parent_never_writes_the_parents_files(
+    tmp_path: Path,
+) -> None:
+    """The parent writes its trace; the child, finishing later, leaves both files alone."""
+    path = script(
+        tmp_path,
+        "forks.py",
+        """
+        work("parent-before")
+        if os.fork() == 0:
+            time.sleep(1.0)  # the parent has written its trace by now
+            work("child")
+            open("child-done", "w").close()
+        else:
+            work("parent-after")
+        """,
+    )
+    expected = plain(tmp_path, path)
+    for marker in tmp_path.glob("child-done"):
+        marker.unlink()
+    done = traced(tmp_path, path, "--json", "t.json", "--html", "t.html")
+    assert done.returncode == expected.returncode == 0, done.stderr
+    written = {name: (tmp_path / name).read_bytes() for name in ("t.json", "t.html")}
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "child-done").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # the child's interpreter is shutting down
+    assert (tmp_path / "child-done").exists()
+    assert {name: (tmp_path / name).read_bytes() for name in written} == written
+    assert names(tmp_path / "t.json") == ["work", "work"]
+    inputs = [node.inputs["x"] for node in TraceResult.load(tmp_path / "t.json")]
+    assert inputs == ["parent-before", "parent-after"]
+
+
+@pytest.mark.parametrize("how", ["os.close(2)", "sys.stderr.close()"])
+def test_a_script_that_closes_stderr_exits_with_its_own_status_and_gets_its_trace(
+    tmp_path: Path, how: str
+) -> None:
+    path = script(tmp_path, "quiet.py", f"work(1)\n{how}\nwork(2)\n")
+    expected = plain(tmp_path, path)
+    done = traced(tmp_path, path, "--json", "t.json")
+    assert done.returncode == expected.returncode == 0, done.stderr
+    assert names(tmp_path / "t.json") == ["work", "work"]
+    assert (tmp_path / "quiet_trace.html").is_file()
+    assert "Traceback" not in done.stderr
+
+
+def test_a_script_that_changes_folder_gets_its_trace_where_the_user_asked(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    path = script(tmp_path, "moves.py", "os.chdir('elsewhere')\nwork(1)\n")
+    expected = plain(tmp_path, path)
+    done = traced(tmp_path, path, "--json", "out/t.json", "--html", "t.html")
+    assert done.returncode == 2 and "out" in done.stderr  # missing folder: refused up front
+    (tmp_path / "out").mkdir()
+    done = traced(tmp_path, path, "--json", "out/t.json", "--html", "t.html")
+    assert done.returncode == expected.returncode == 0, done.stderr
+    assert names(tmp_path / "out" / "t.json") == ["work"]
+    assert (tmp_path / "t.html").is_file()
+    assert not list((tmp_path / "elsewhere").iterdir())
+
+
+def test_a_script_that_deletes_its_starting_folder(tmp_path: Path) -> None:
+    """Outputs inside the deleted folder: one line says why, the status stays the script's;
+    outputs asked for elsewhere (by a relative path) are written there."""
+    body = """
+        import shutil
+        start = os.getcwd()
+        os.chdir("..")
+        shutil.rmtree(start)
+        work(1)
+        """
+    for attempt in ("inside", "outside"):
+        start = tmp_path / attempt
+        start.mkdir()
+        path = script(tmp_path, f"{attempt}.py", body)
+        if attempt == "inside":
+            expected = plain(start, path)
+            start.mkdir()
+            done = traced(start, path, "--json", "t.json")
+        else:
+            done = traced(start, path, "--json", "../kept.json", "--html", "../kept.html")
+        assert done.returncode == expected.returncode == 0, done.stderr
+        assert "Traceback" not in done.stderr
+        if attempt == "inside":
+            lines = [line for line in done.stderr.splitlines() if "error" in line]
+            assert len(lines) == 1 and "no longer exists" in lines[0], done.stderr
+        else:
+            assert names(tmp_path / "kept.json") == ["work"]
+            assert (tmp_path / "kept.html").is_file()
+
+
+SLEEPERS = {
+    "time.sleep": "time.sleep(60)",
+    "socket.recv": "import socket; a, b = socket.socketpair(); a.recv(1)",
+    "Event.wait": "import threading; threading.Event().wait(60)",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("call", sorted(SLEEPERS))
+def test_sigterm_during_a_long_c_call_acts_at_once_and_the_trace_is_written(
+    tmp_path: Path, call: str
+) -> None:
+    """The status is plain Python's (143, as the shell reports SIGTERM), the call is
+    interrupted, and the process ends long before the 60 s wait would have."""
+    path = script(
+        tmp_path,
+        "waits.py",
+        f"""
+        @trace
+        def wait():
+            print("ready", flush=True)
+            {SLEEPERS[call]}
+
+        wait()
+        """,
+    )
+    statuses = []
+    for command in (
+        [sys.executable, str(path)],
+        [sys.executable, "-m", "flow_xray", "run", "--json", "t.json", str(path)],
+    ):
+        process = subprocess.Popen(
+            command, cwd=tmp_path, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == b"ready"
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+        statuses.append(process.returncode)
+    assert statuses[1] in (143, -signal.SIGTERM)  # flow-xray exits 143 itself
+    assert statuses[0] == -signal.SIGTERM  # plain Python is killed by the signal
+    statuses[1] = -signal.SIGTERM if statuses[1] == 143 else statuses[1]
+    assert statuses[0] == statuses[1]
+    data = json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))
+    assert data["totals"]["interrupted"] == 1 and data["totals"]["errors"] == 0

@@ -25,6 +25,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 __all__ = ["SAFE_RECURSION_LIMIT", "SHALLOW", "dumps", "loads", "raw_decode"]
@@ -242,12 +243,28 @@ def raw_decode(text: str, index: int = 0) -> tuple[Any, int]:
         except RecursionError:
             pass
     with _gc_paused():
-        return _decode_deep(text, index, _deep_openers(text, index))
+        spine = _spine(text, index)
+        try:
+            return _decode_spine(text, index, spine)
+        except (_Irregular, ValueError, KeyError):
+            # Not the regular shape the quick way expects (or not JSON at all): the
+            # member-by-member parse gives the value, or the exact place of the error.
+            return _decode_deep(text, index, spine.deep)
 
 
-def _deep_openers(text: str, index: int) -> set[int]:
-    """Positions of the brackets, in the value at ``index``, whose contents nest past `SHALLOW`."""
-    deep: set[int] = set()
+@dataclass
+class _Spine:
+    """The deep brackets of a value (`_spine`): which they are, their deep members, their ends."""
+
+    deep: set[int] = field(default_factory=set)
+    members: dict[int, list[int]] = field(default_factory=dict)  # opener -> deep members' openers
+    closes: dict[int, int] = field(default_factory=dict)  # opener -> its closing bracket
+
+
+def _spine(text: str, index: int) -> _Spine:
+    """The brackets, in the value at ``index``, whose contents nest past `SHALLOW`."""
+    spine = _Spine()
+    deep, members, closes = spine.deep, spine.members, spine.closes
     opened: list[list[int]] = []  # [position, height of the deepest member so far]
     for match in _STRUCTURE.finditer(text, index):
         start = match.start(1)
@@ -263,13 +280,16 @@ def _deep_openers(text: str, index: int) -> set[int]:
         height = below + 1
         if height > SHALLOW:
             deep.add(position)
+            closes[position] = start
+            if opened:
+                members.setdefault(opened[-1][0], []).append(position)
         if not opened:
             break  # the end of the value
         if height > opened[-1][1]:
             opened[-1][1] = height
     for position, _ in opened:  # never closed: parsed by hand, which reports where
         deep.add(position)
-    return deep
+    return spine
 
 
 def _skip(text: str, index: int) -> int:
@@ -285,6 +305,117 @@ def _member_key(text: str, index: int) -> tuple[str, int]:
     if text[index : index + 1] != ":":
         raise json.JSONDecodeError("Expecting ':' delimiter", text, index)
     return key, _skip(text, index + 1)
+
+
+class _Irregular(Exception):
+    """The text around a deep object is not as `_decode_spine` expects."""
+
+
+def _key_start(text: str, cursor: int, value_at: int) -> int:
+    """Where the ``"key":`` before the value at ``value_at`` starts (not before ``cursor``)."""
+    end = value_at - 1
+    while end >= cursor and text[end] in " \t\n\r":
+        end -= 1
+    if end < cursor or text[end] != ":":
+        raise _Irregular
+    end -= 1
+    while end >= cursor and text[end] in " \t\n\r":
+        end -= 1
+    if end < cursor or text[end] != '"':
+        raise _Irregular
+    start = text.rfind('"', cursor, end)
+    while start > cursor and (start - cursor - len(text[cursor:start].rstrip("\\"))) % 2:
+        start = text.rfind('"', cursor, start)  # an escaped quote inside the key
+    if start < cursor or _SCANSTRING(text, start + 1)[1] != end + 1:
+        raise _Irregular
+    return start
+
+
+def _shallow_members(into: dict[str, Any], text: str, before_key: bool) -> None:
+    """Add the members in ``text`` (a run of shallow ``"k": v`` pairs) to ``into``, in C."""
+    run = text.strip()
+    if before_key and run:
+        if run[-1] != ",":
+            raise _Irregular
+        run = run[:-1]
+    if run:
+        into.update(_DECODER.decode("{" + run + "}"))
+
+
+def _advance(text: str, frame: list[Any], closes: dict[int, int]) -> int:
+    """Read the deep object of ``frame`` up to its next deep member (returns where that
+    member's value starts) or to its end (returns -1 - the index past it)."""
+    target, _, members, done, opener, cursor = frame
+    if done < len(members):
+        value_at = members[done]
+        start = _key_start(text, cursor, value_at)
+        _shallow_members(target, text[cursor:start], before_key=True)
+        frame[1] = _SCANSTRING(text, start + 1)[0]
+        frame[3] = done + 1
+        return int(value_at)
+    close = closes[opener]
+    _shallow_members(target, text[cursor:close], before_key=False)
+    return -1 - (close + 1)
+
+
+def _decode_spine(text: str, index: int, spine: _Spine) -> tuple[Any, int]:
+    """Parse the value at ``index`` the quick way: a deep object's shallow members in one C
+    call per run between its deep members, only the deep members by hand."""
+    deep, members, closes = spine.deep, spine.members, spine.closes
+    stack: list[list[Any]] = []  # objects: [dict, key, deep members, done, opener, cursor]
+    position = index
+    while True:
+        value: Any
+        char = text[position : position + 1]
+        if position in deep and char == "{":
+            frame: list[Any] = [{}, None, members.get(position, ()), 0, position, position + 1]
+            at = _advance(text, frame, closes)
+            if at >= 0:
+                stack.append(frame)
+                position = at
+                continue
+            value, position = frame[0], -1 - at
+        elif position in deep and char == "[":
+            position = _skip(text, position + 1)
+            if text[position : position + 1] != "]":
+                stack.append([[], _LIST])
+                continue
+            value, position = [], position + 1
+        else:
+            try:
+                value, position = _SCAN(text, position)
+            except StopIteration:
+                raise _Irregular from None
+        while True:
+            if not stack:
+                return value, position
+            frame = stack[-1]
+            container = frame[0]
+            position = _skip(text, position)
+            char = text[position : position + 1]
+            if frame[1] is _LIST:
+                container.append(value)
+                if char == ",":
+                    position = _skip(text, position + 1)
+                    break
+                if char != "]":
+                    raise _Irregular
+                position += 1
+            else:
+                container[frame[1]] = value
+                if char == ",":
+                    frame[5] = position + 1
+                    at = _advance(text, frame, closes)
+                    if at >= 0:
+                        position = at
+                        break
+                    position = -1 - at
+                elif char != "}" or frame[3] != len(frame[2]) or closes[frame[4]] != position:
+                    raise _Irregular
+                else:
+                    position += 1
+            stack.pop()
+            value = container
 
 
 _LIST: Final = object()  # the "key" of a list under construction

@@ -148,7 +148,7 @@ def unpack(embedded: Mapping[str, Any]) -> dict[str, Any]:
             if kind == "s":
                 row[key] = None if value < 0 else strings[value]
             elif kind == "j":
-                row[key] = json.loads(texts[value])
+                row[key] = jsontext.loads(texts[value])
             else:
                 row[key] = value
     return {**body["head"], "nodes": rows}

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from flow_xray import TraceResult
+from flow_xray.render.payload import read_page
 from tests.backends.agent_run import AgentRun, run_agent
 from tests.backends.servers import Collector
 
@@ -70,6 +71,6 @@ def test_flow_xray_view_renders_the_collector_file(
         timeout=60,
     )
     assert completed.returncode == 0, completed.stderr
-    page = html.read_text(encoding="utf-8")
+    page = json.dumps(read_page(html.read_text(encoding="utf-8")), ensure_ascii=False)
     for name in ("agent", "plan", "search", "rank", "fetch", "upstream slow"):
         assert name in page

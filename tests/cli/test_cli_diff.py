@@ -6,8 +6,6 @@ Exit status: 0 when the runs are equal, 1 when they differ (0 with --exit-zero),
 
 from __future__ import annotations
 
-import json
-import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -18,6 +16,7 @@ import pytest
 from cli_support import invoke
 
 from flow_xray import TraceResult
+from flow_xray.render.payload import read_page
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 FIXTURES = Path(__file__).resolve().parents[1] / "analysis" / "fixtures"
@@ -55,10 +54,8 @@ def pair(in_tmp: Path) -> tuple[str, str]:
 
 
 def page_data(html: str) -> Any:
-    """The JSON a viewer page embeds."""
-    found = re.search(r'<script type="application/json" id="fx-data">(.*?)</script>', html, re.S)
-    assert found is not None
-    return json.loads(found.group(1))
+    """The JSON a viewer page embeds (a trace page's packed rows unpacked)."""
+    return read_page(html)
 
 
 def test_equal_runs_exit_0(pair: tuple[str, str]) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from flow_xray import TraceNode, TraceResult, trace
+from flow_xray.render.payload import read_page
 
 
 @trace
@@ -133,5 +134,6 @@ def test_flow_xray_run_0_2_0_line(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     page = (tmp_path / "trace.html").read_text(encoding="utf-8")
-    assert "agent" in page and "flow-xray trace" in page
+    names = [row["name"] for row in read_page(page)["nodes"]]
+    assert "agent" in names and "flow-xray trace" in page
     assert "flow-xray: wrote trace.html" in done.stderr

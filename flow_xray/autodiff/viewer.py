@@ -5,6 +5,26 @@ package stays cheap and never pulls in more than the standard library.
 `value_viewer_html` hands the renderer the graph plus one frame per backward
 step: the page can then walk through the backward pass, highlighting the node
 whose gradient is being pushed and showing every gradient filled so far.
+
+What the page does with a real model (decided in ``render/static/graph_groups.js``
+and ``graph_app.js``, from the labels alone, so DOT pages do the same):
+
+- Following: each step's box is centred at a readable scale (labels at their
+  natural size) when it is off-screen or drawn too small to read; a box already
+  in view at a readable scale stays put, so a small graph never jumps. The page
+  opens on the fitted drawing; a "Follow" box turns following off.
+- Gradients: a ``grad: G`` row reads signed with 4 significant digits
+  (``+0.1235``, ``-1.5``, ``-1.235e-4``), with a strip on the box coloured by
+  sign and by size against the graph's largest gradient. Frame labels keep
+  ``%.6g`` (as DOT does) and the detail panel the full float.
+- Folding: a label named ``L<k>.N<j>.<part>`` (as `flow_xray.autodiff.nn`
+  names every node; any ``a.b.rest`` name of identifiers) puts its node in
+  neuron ``L<k>.N<j>`` inside layer ``L<k>``. Graphs over 150 nodes open with
+  every neuron folded into one box (a 3-layer MLP's loss: 358 nodes, 38 boxes);
+  a click opens a folded box, header buttons expand all / collapse neurons /
+  collapse layers, and a node's detail folds its neuron or layer. Stepping
+  never unfolds: the folded box holding the stepped node is highlighted and
+  names it. Graphs without such names are drawn as they are.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ SCRIPT_FILES = (
     "payload.js",
     "layout.js",
     "graph_view.js",
+    "graph_groups.js",
     "rows.js",
     "detail.js",
     "chat.js",
@@ -51,6 +52,7 @@ SCRIPT_FILES = (
 STYLE_FILE = "viewer.css"
 OVERVIEW_STYLE = "overview.css"  # the trace viewer's overview pane, row facts, copy buttons
 STATIC_CONTEXT_STYLE = "static_context.css"  # ghost nodes and the static-context section
+GRAPH_STYLE = "graph_page.css"  # the graph page's folded boxes, gradient marks, fold buttons
 # str.replace per character, not str.translate: it is ~50x faster on a 50 MB page.
 _JSON_ESCAPES = (
     ("<", "\\u003c"),
@@ -159,7 +161,8 @@ def app_script() -> str:
 @lru_cache(maxsize=1)
 def app_style() -> str:
     """The viewer's style sheet."""
-    return "\n".join(_asset(name) for name in (STYLE_FILE, OVERVIEW_STYLE, STATIC_CONTEXT_STYLE))
+    styles = (STYLE_FILE, OVERVIEW_STYLE, STATIC_CONTEXT_STYLE, GRAPH_STYLE)
+    return "\n".join(_asset(name) for name in styles)
 
 
 def _page(title: str, payload: Mapping[str, Any]) -> str:

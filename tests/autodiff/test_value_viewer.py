@@ -18,6 +18,7 @@ from flow_xray.autodiff import (
     write_standalone_viewer_html,
     write_value_viewer_html,
 )
+from flow_xray.autodiff.nn import MLP
 from flow_xray.autodiff.viewer import value_graph_frames
 
 # A URL the browser would fetch: in src/href/action attributes, CSS url() or @import.
@@ -141,3 +142,21 @@ def test_write_functions_write_the_pages(tmp_path: Path) -> None:
     assert (tmp_path / "value.html").read_text(encoding="utf-8") == value_viewer_html(
         demo_graph(), title="t"
     )
+
+
+def test_model_nodes_lead_their_labels_with_layer_and_neuron() -> None:
+    """The viewer folds boxes by the first line of their labels (``L<k>.N<j>.<part>``): an
+    MLP's every model node leads its graph label and each frame label with that name, and
+    the page carries the labels whole."""
+    model = MLP(3, [4, 4, 1], seed=0)
+    out = model([2.0, 3.0, -1.0])
+    assert isinstance(out, Value)
+    graph, steps = value_graph_frames(out)
+    names = {node.id: node.label.split("\n")[0] for node in graph.nodes}
+    model_names = {nid: name for nid, name in names.items() if not name.startswith("x")}
+    assert all(re.fullmatch(r"L[123]\.N[0-3]\.\S+", name) for name in model_names.values())
+    assert len({name.rsplit(".", 1)[0] for name in model_names.values()}) == 9  # neurons
+    for step in steps:
+        assert all(label.split("\n")[0] == names[nid] for nid, label in step.labels.items())
+    page = value_viewer_html(out)
+    assert _embedded(graph.nodes[-1].label) in page

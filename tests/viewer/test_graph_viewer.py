@@ -60,11 +60,12 @@ def test_next_key_and_slider_move_the_highlight(stepping: Loaded) -> None:
 
 
 def test_frame_labels_and_caption_are_shown(stepping: Loaded) -> None:
-    """Each frame shows its caption and replaces the labels it lists."""
+    """Each frame shows its caption and replaces the labels it lists (a ``grad:`` row shown in
+    the viewer's signed, 4-significant-digit form: ``-3.0`` reads ``-3``)."""
     stepping.page.keyboard.press("ArrowRight")
     caption = stepping.page.locator(".fx-caption").text_content()
     label = stepping.page.locator(".fx-node.active").text_content()
-    assert (caption, label) == ("d c / d a = b", "agrad: -3.0")
+    assert (caption, label) == ("d c / d a = b", "agrad: -3")
 
 
 def test_clicking_a_node_shows_its_detail(stepping: Loaded) -> None:

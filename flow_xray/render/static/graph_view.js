@@ -1,9 +1,14 @@
 // graph_view.js -> FX.graphView: draws laid-out boxes and edges as SVG, with pan, zoom and selection.
 // The caller supplies positions (from layout.js); this file only draws and handles input.
-// Public: GraphView, edgePath.
+// Edge labels that would cover a box or another label are left out (the edge still shows).
+// Public: GraphView, edgePath, placeLabels, followTransform.
 
 FX.graphView = (function () {
   const U = FX.util;
+  // follow(): below this scale 12.5px labels are too small to read, so the view zooms in to
+  // FOLLOW_SCALE (boxes at their natural size).
+  const FOLLOW_READABLE = 0.75;
+  const FOLLOW_SCALE = 1;
 
   function GraphView(parent, opts) {
     this.opts = opts;
@@ -33,6 +38,21 @@ FX.graphView = (function () {
     this.keyOf = new WeakMap();
     this.selected = null;
     this._bindInput();
+    this._pinSize();
+  }
+
+  // Give the drawing its pane's size in pixels, kept up to date. Chromium lays out every box of
+  // a drawing sized in percent again whenever anything else on the page changes (a step's
+  // caption: ~40 ms at 350 boxes); one sized in pixels is left alone. Sizes are read from the
+  // root, which always has the pane's current size.
+  GraphView.prototype._pinSize = function () {
+    if (typeof ResizeObserver !== "function") return;
+    const svg = this.svg;
+    new ResizeObserver(function (entries) {
+      const r = entries[entries.length - 1].contentRect;
+      svg.style.width = r.width + "px";
+      svg.style.height = r.height + "px";
+    }).observe(this.root);
   }
 
   GraphView.prototype._toolbar = function () {
@@ -78,7 +98,7 @@ FX.graphView = (function () {
     });
     this.svg.addEventListener("wheel", function (e) {
       e.preventDefault();
-      const box = self.svg.getBoundingClientRect();
+      const box = self.root.getBoundingClientRect();
       self.zoomBy(Math.exp(-e.deltaY * 0.0015), e.clientX - box.left, e.clientY - box.top);
     }, { passive: false });
   }
@@ -89,7 +109,7 @@ FX.graphView = (function () {
   }
 
   GraphView.prototype.zoomBy = function (factor, cx, cy) {
-    const box = this.svg.getBoundingClientRect();
+    const box = this.root.getBoundingClientRect();
     if (cx === undefined) { cx = box.width / 2; cy = box.height / 2; }
     const next = Math.min(3, Math.max(0.05, this.scale * factor));
     this.tx = cx - (cx - this.tx) * (next / this.scale);
@@ -116,13 +136,79 @@ FX.graphView = (function () {
     return d;
   }
 
-  // scene.nodes: [{key, x, y (centre), w, h, lines, status, cls, badge}];
+  // Which label boxes ({x, y, w, h}, top-left corner) can be drawn: in order, each one that
+  // covers no obstacle box and no label kept before it. A grid of buckets keeps this near linear.
+  function placeLabels(labels, obstacles) {
+    const CELL = 96;
+    const grid = new Map();
+    const cells = function (b, fn) {
+      for (let cx = Math.floor(b.x / CELL); cx <= Math.floor((b.x + b.w) / CELL); cx++) {
+        for (let cy = Math.floor(b.y / CELL); cy <= Math.floor((b.y + b.h) / CELL); cy++) fn(cx + "," + cy);
+      }
+    };
+    const add = function (b) {
+      cells(b, function (id) {
+        if (!grid.has(id)) grid.set(id, []);
+        grid.get(id).push(b);
+      });
+    };
+    const hits = function (b) {
+      let hit = false;
+      cells(b, function (id) {
+        for (const o of grid.get(id) || []) {
+          if (b.x < o.x + o.w && o.x < b.x + b.w && b.y < o.y + o.h && o.y < b.y + b.h) hit = true;
+        }
+      });
+      return hit;
+    };
+    obstacles.forEach(add);
+    return labels.map(function (b) {
+      if (hits(b)) return false;
+      add(b);
+      return true;
+    });
+  }
+
+  // The pan and zoom that show box b ({x, y, w, h}: centre and size, graph units) readably in a
+  // view ({width, height, scale, tx, ty}), or null when no move is needed: b is wholly inside the
+  // view (16px margin) at a scale of at least opt.readable. Otherwise b is centred, at the current
+  // scale when that is readable, else at opt.scale -- never so large that b does not fit. With
+  // opt.bounds (the drawing's {x0, y0, x1, y1}) the view stops at the drawing's edges instead of
+  // showing empty room past them (b stays in view), and an axis the whole drawing fits is centred.
+  function followTransform(view, b, opt) {
+    const pad = 16;
+    const s0 = view.scale;
+    const cx = b.x * s0 + view.tx;
+    const cy = b.y * s0 + view.ty;
+    const inside = cx - (b.w / 2) * s0 >= pad && cx + (b.w / 2) * s0 <= view.width - pad &&
+      cy - (b.h / 2) * s0 >= pad && cy + (b.h / 2) * s0 <= view.height - pad;
+    if (inside && s0 >= opt.readable) return null;
+    let s = s0 >= opt.readable ? s0 : opt.scale;
+    s = Math.min(s, (view.width - 2 * pad) / b.w, (view.height - 2 * pad) / b.h);
+    let tx = view.width / 2 - b.x * s;
+    let ty = view.height / 2 - b.y * s;
+    const k = opt.bounds;
+    if (k) {
+      const axis = function (t, lo, hi, size) {
+        if ((hi - lo) * s + 2 * pad <= size) return (size - (hi - lo) * s) / 2 - lo * s;
+        return Math.min(pad - lo * s, Math.max(size - pad - hi * s, t));
+      };
+      tx = axis(tx, k.x0, k.x1, view.width);
+      ty = axis(ty, k.y0, k.y1, view.height);
+    }
+    return { scale: s, tx: tx, ty: ty };
+  }
+
+  // scene.nodes: [{key, x, y (centre), w, h, lines, status, cls, badge, lineCls, mark}];
+  // lineCls[i]: extra classes of line i; mark: when a string, a strip at the box's left edge
+  // with that class (graph_app.js colours it by gradient);
   // scene.edges: [{points, label}]; scene.horizontal: ranks run left to right.
   GraphView.prototype.draw = function (scene) {
     U.clear(this.edgeLayer);
     U.clear(this.nodeLayer);
     this.items = new Map();
     this.scene = scene;
+    const spots = [];
     for (const edge of scene.edges) {
       this.edgeLayer.appendChild(U.svg("path", {
         d: edgePath(edge.points, scene.horizontal), class: "fx-edge", "marker-end": "url(#fx-arrow)",
@@ -130,11 +216,22 @@ FX.graphView = (function () {
       if (edge.label) {
         const mid = edge.points[Math.floor((edge.points.length - 1) / 2)];
         const next = edge.points[Math.floor((edge.points.length - 1) / 2) + 1];
-        const t = U.svg("text", { x: (mid.x + next.x) / 2 + 4, y: (mid.y + next.y) / 2 + 4, class: "fx-edge-label" });
-        t.textContent = U.visible(edge.label);
-        this.edgeLayer.appendChild(t);
+        const text = U.visible(edge.label);
+        const x = (mid.x + next.x) / 2 + 4;
+        const y = (mid.y + next.y) / 2 + 4;
+        // The box of 11px monospace text whose baseline starts at (x, y).
+        spots.push({ x: x - 1, y: y - 10, w: text.length * 6.8 + 2, h: 13, text: text });
       }
     }
+    const keep = spots.length ? placeLabels(spots, scene.nodes.map(function (n) {
+      return { x: n.x - n.w / 2, y: n.y - n.h / 2, w: n.w, h: n.h };
+    })) : [];
+    spots.forEach(function (spot, k) {
+      if (!keep[k]) return;
+      const t = U.svg("text", { x: spot.x + 1, y: spot.y + 10, class: "fx-edge-label" });
+      t.textContent = spot.text;
+      this.edgeLayer.appendChild(t);
+    }, this);
     const frag = document.createDocumentFragment();
     for (const node of scene.nodes) frag.appendChild(this._node(node));
     this.nodeLayer.appendChild(frag);
@@ -143,10 +240,12 @@ FX.graphView = (function () {
   }
 
   // Cut every line still wider than its box (a character budget cannot know how wide the
-  // glyphs are). Reads all widths first, then writes, so the page lays out once.
-  GraphView.prototype.fitText = function () {
+  // glyphs are). Reads all widths first, then writes, so the page lays out once. With `keys`,
+  // only those boxes (the ones whose text just changed).
+  GraphView.prototype.fitText = function (keys) {
     const cuts = [];
-    for (const item of this.items.values()) {
+    const items = keys ? keys.map((k) => this.items.get(k)).filter(Boolean) : this.items.values();
+    for (const item of items) {
       const room = item.node.w - 14;
       for (const t of item.texts) {
         const width = t.getComputedTextLength();
@@ -164,11 +263,18 @@ FX.graphView = (function () {
     const lineHeight = 15;
     const top = node.h / 2 - ((node.lines.length - 1) * lineHeight) / 2 + 4;
     node.lines.forEach(function (line, i) {
-      const t = U.svg("text", { x: node.w / 2, y: top + i * lineHeight, class: i === 0 ? "fx-l1" : "fx-l2" });
+      const t = U.svg("text", { x: node.w / 2, y: top + i * lineHeight, class: lineClass(i, node.lineCls) });
       t.textContent = U.visible(line);
       g.appendChild(t);
       texts.push(t);
     });
+    let mark = null;
+    if (typeof node.mark === "string") {
+      const holder = U.svg("g", { class: "fx-gmark" });
+      mark = U.svg("rect", { x: 3, y: 5, width: 4, height: Math.max(4, node.h - 10), rx: 2, ry: 2, class: node.mark });
+      holder.appendChild(mark);
+      g.appendChild(holder);
+    }
     if (node.badge) {
       const bw = 8 + node.badge.length * 6.5;
       const b = U.svg("g", { class: "fx-badge", transform: "translate(" + (node.w - bw + 6) + "," + (node.h - 9) + ")" });
@@ -180,16 +286,30 @@ FX.graphView = (function () {
     }
     if (node.key !== null && node.key !== undefined) {
       this.keyOf.set(g, node.key);
-      this.items.set(node.key, { el: g, node: node, texts: texts });
+      this.items.set(node.key, { el: g, node: node, texts: texts, mark: mark });
     }
     return g;
   }
 
-  // Call fitText() once after the last setLines of a batch.
-  GraphView.prototype.setLines = function (key, lines) {
+  function lineClass(i, extra) {
+    const base = i === 0 ? "fx-l1" : "fx-l2";
+    return extra && extra[i] ? base + " " + extra[i] : base;
+  }
+
+  // Call fitText() once after the last setLines of a batch. lineCls as in draw().
+  GraphView.prototype.setLines = function (key, lines, lineCls) {
     const item = this.items.get(key);
     if (!item) return;
-    item.texts.forEach(function (t, i) { t.textContent = i < lines.length ? U.visible(lines[i]) : ""; });
+    item.texts.forEach(function (t, i) {
+      t.textContent = i < lines.length ? U.visible(lines[i]) : "";
+      if (lineCls !== undefined) t.setAttribute("class", lineClass(i, lineCls));
+    });
+  }
+
+  // The class of a box's mark strip (boxes drawn with a mark only).
+  GraphView.prototype.setMark = function (key, cls) {
+    const item = this.items.get(key);
+    if (item && item.mark) item.mark.setAttribute("class", cls);
   }
 
   GraphView.prototype.setClass = function (key, cls, on) {
@@ -209,7 +329,7 @@ FX.graphView = (function () {
   GraphView.prototype.reveal = function (key) {
     const item = this.items.get(key);
     if (!item) return;
-    const box = this.svg.getBoundingClientRect();
+    const box = this.root.getBoundingClientRect();
     const n = item.node;
     const sx = n.x * this.scale + this.tx;
     const sy = n.y * this.scale + this.ty;
@@ -220,18 +340,49 @@ FX.graphView = (function () {
     this._apply();
   }
 
-  // Fit the whole drawing; when that would make labels unreadable, show the top at a readable scale.
-  GraphView.prototype.fit = function (force) {
-    const scene = this.scene;
-    const box = this.svg.getBoundingClientRect();
-    if (!scene || !scene.nodes.length || !box.width) return;
+  // The drawing area's size in pixels. Read it before changing boxes: after a change, reading
+  // it makes the browser lay out the changed boxes first.
+  GraphView.prototype.size = function () {
+    const box = this.root.getBoundingClientRect();
+    return { width: box.width, height: box.height };
+  }
+
+  // Centre the box at a readable scale unless it is already well in view (followTransform);
+  // returns whether the view moved. `size`: this.size(), when the caller read it already.
+  GraphView.prototype.follow = function (key, size) {
+    const item = this.items.get(key);
+    const box = size || this.size();
+    if (!item || !box.width) return false;
+    const view = { width: box.width, height: box.height, scale: this.scale, tx: this.tx, ty: this.ty };
+    const opt = { readable: FOLLOW_READABLE, scale: FOLLOW_SCALE, bounds: bounds(this.scene.nodes) };
+    const move = followTransform(view, item.node, opt);
+    if (!move) return false;
+    this.scale = move.scale;
+    this.tx = move.tx;
+    this.ty = move.ty;
+    this._apply();
+    return true;
+  }
+
+  // The drawing's extent: {x0, y0, x1, y1} over every box.
+  function bounds(nodes) {
     let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-    for (const n of scene.nodes) {
+    for (const n of nodes) {
       x0 = Math.min(x0, n.x - n.w / 2);
       y0 = Math.min(y0, n.y - n.h / 2);
       x1 = Math.max(x1, n.x + n.w / 2);
       y1 = Math.max(y1, n.y + n.h / 2);
     }
+    return { x0: x0, y0: y0, x1: x1, y1: y1 };
+  }
+
+  // Fit the whole drawing; when that would make labels unreadable, show the top at a readable scale.
+  GraphView.prototype.fit = function (force) {
+    const scene = this.scene;
+    const box = this.root.getBoundingClientRect();
+    if (!scene || !scene.nodes.length || !box.width) return;
+    const k = bounds(scene.nodes);
+    const x0 = k.x0, y0 = k.y0, x1 = k.x1, y1 = k.y1;
     const pad = 24;
     let s = Math.min((box.width - 2 * pad) / (x1 - x0), (box.height - 2 * pad) / (y1 - y0), 1.25);
     const readable = force ? 0.05 : 0.55;
@@ -240,7 +391,9 @@ FX.graphView = (function () {
       this.tx = (box.width - (x1 - x0) * s) / 2 - x0 * s;
       this.ty = (box.height - (y1 - y0) * s) / 2 - y0 * s;
     } else {
-      const first = scene.nodes[0];
+      // The top box (the first of them): a trace's root, a bottom-to-top graph's output.
+      let first = scene.nodes[0];
+      for (const n of scene.nodes) if (n.y - n.h / 2 < first.y - first.h / 2) first = n;
       this.scale = s = 0.8;
       this.tx = box.width / 2 - first.x * s;
       this.ty = pad - (first.y - first.h / 2) * s;
@@ -248,5 +401,5 @@ FX.graphView = (function () {
     this._apply();
   }
 
-  return { GraphView: GraphView, edgePath: edgePath };
+  return { GraphView: GraphView, edgePath: edgePath, placeLabels: placeLabels, followTransform: followTransform };
 })();

@@ -2,8 +2,9 @@
 // tree: a tidy tree (leaves in slots left to right, each parent centred
 //   over its children) -- linear time, used for trace call trees.
 // dag: a Sugiyama-style layered layout (cycle breaking, longest-path
-//   layering, dummy nodes on long edges, barycentre crossing reduction,
-//   neighbour-averaged coordinates) -- used for autodiff and DOT graphs.
+//   layering with each source moved up to just before its first user, dummy
+//   nodes on long edges, barycentre crossing reduction, neighbour-averaged
+//   coordinates) -- used for autodiff and DOT graphs.
 // Both return box centres; edges are point lists from source to target.
 // Public: tree(items, opt), extent(pos, w, h), dag(sizes, edges, rankdir). Pure: no DOM.
 
@@ -142,12 +143,21 @@ FX.layout = (function () {
     const layer = new Int32Array(n);
     const queue = [];
     for (let v = 0; v < n; v++) if (indeg[v] === 0) queue.push(v);
+    const sources = queue.slice();
     for (let head = 0; head < queue.length; head++) {
       const v = queue[head];
       for (const w of out[v]) {
         layer[w] = Math.max(layer[w], layer[v] + 1);
         if (--indeg[w] === 0) queue.push(w);
       }
+    }
+    // A source sits one layer before its first user, not in layer 0: a model's weights next to
+    // the products that read them, instead of long edges across the whole drawing.
+    for (const v of sources) {
+      if (!out[v].length) continue;
+      let first = Infinity;
+      for (const w of out[v]) first = Math.min(first, layer[w]);
+      layer[v] = first - 1;
     }
     return layer;
   }

@@ -100,3 +100,14 @@ test("dag: crossing reduction untangles a bipartite swap", () => {
   const crossed = (out.pos[0].x - out.pos[1].x) * (out.pos[3].x - out.pos[2].x) < 0;
   assert.strictEqual(crossed, false);
 });
+
+test("dag: a source sits one layer before its first user, not in layer 0", () => {
+  // 0 -> 1 -> 2 -> 3, and the source 4 feeds only 3: it is placed in 2's layer, beside it.
+  const edges = [{ s: 0, t: 1 }, { s: 1, t: 2 }, { s: 2, t: 3 }, { s: 4, t: 3 }];
+  const out = L.dag(sizes(5), edges, "TB");
+  assert.strictEqual(out.pos[4].y, out.pos[2].y);
+  assert.strictEqual(out.routes[3].length, 2); // a short edge: no dummy nodes
+  // A source with users in several layers sits before the earliest one.
+  const more = L.dag(sizes(5), edges.concat([{ s: 4, t: 1 }]), "TB");
+  assert.strictEqual(more.pos[4].y, more.pos[0].y);
+});

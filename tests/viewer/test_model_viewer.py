@@ -351,3 +351,17 @@ def test_800x600_no_label_overlaps_another(browser: Any, tmp_path: Any, mlp_html
         assert page.evaluate("document.documentElement.scrollWidth") <= 800
     finally:
         context.close()
+
+
+def test_drawing_keeps_its_pane_size_when_the_window_resizes(mlp: Loaded) -> None:
+    """The graph page sizes its drawing in pixels (so stepper text never re-lays it out);
+    after the window shrinks and grows, the drawing still fills its pane exactly."""
+    page = mlp.page
+    sizes = """() => [document.querySelector('.fx-svg'), document.querySelector('.fx-graph')]
+        .map(e => { const r = e.getBoundingClientRect(); return [r.width, r.height]; })"""
+    for width, height in ((900, 640), (1400, 900)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.wait_for_timeout(100)
+        svg, pane = page.evaluate(sizes)
+        assert svg == pytest.approx(pane, abs=0.5)
+    assert page.locator(".fx-svg").evaluate("s => s.style.width").endswith("px")

@@ -72,6 +72,7 @@ FX.graphApp = (function () {
         if (typeof key === "string") self.expand(key);
         else self.select(key);
       },
+      pinSize: true, // the stepper's text changes at every step
     });
     this._measure();
     this._draw();

@@ -1,6 +1,7 @@
 // graph_view.js -> FX.graphView: draws laid-out boxes and edges as SVG, with pan, zoom and selection.
 // The caller supplies positions (from layout.js); this file only draws and handles input.
 // Edge labels that would cover a box or another label are left out (the edge still shows).
+// opts: {onSelect(key), pinSize (see _pinSize)}.
 // Public: GraphView, edgePath, placeLabels, followTransform.
 
 FX.graphView = (function () {
@@ -38,13 +39,14 @@ FX.graphView = (function () {
     this.keyOf = new WeakMap();
     this.selected = null;
     this._bindInput();
-    this._pinSize();
+    if (opts.pinSize) this._pinSize();
   }
 
-  // Give the drawing its pane's size in pixels, kept up to date. Chromium lays out every box of
-  // a drawing sized in percent again whenever anything else on the page changes (a step's
-  // caption: ~40 ms at 350 boxes); one sized in pixels is left alone. Sizes are read from the
-  // root, which always has the pane's current size.
+  // opts.pinSize: give the drawing its pane's size in pixels, kept up to date. Chromium lays out
+  // every box of a drawing sized in percent again whenever anything else on the page changes (a
+  // step's caption: ~40 ms at 350 boxes); one sized in pixels is left alone. Until the observer
+  // first reports, and between a pane's resize and its report, the size in percent holds; this
+  // file reads sizes from the root, which always has the pane's current size.
   GraphView.prototype._pinSize = function () {
     if (typeof ResizeObserver !== "function") return;
     const svg = this.svg;

@@ -20,7 +20,8 @@ and ``graph_app.js``, from the labels alone, so DOT pages do the same):
 - Folding: a label named ``L<k>.N<j>.<part>`` (as `flow_xray.autodiff.nn`
   names every node; any ``a.b.rest`` name of identifiers) puts its node in
   neuron ``L<k>.N<j>`` inside layer ``L<k>``. Graphs over 150 nodes open with
-  every neuron folded into one box (a 3-layer MLP's loss: 358 nodes, 38 boxes);
+  every neuron folded into one box (a 3-layer MLP's loss: 358 nodes, 38 boxes;
+  every layer when no neuron has two members);
   a click opens a folded box, header buttons expand all / collapse neurons /
   collapse layers, and a node's detail folds its neuron or layer. Stepping
   never unfolds: the folded box holding the stepped node is highlighted and

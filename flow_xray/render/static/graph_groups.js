@@ -10,7 +10,8 @@
 // holds it, so collapsing layers hides their neurons' state, and expanding a layer shows its
 // neurons as they were (collapsed or not). Edges between two drawn boxes are merged into one.
 // Default: graphs over COLLAPSE_OVER nodes open with every neuron collapsed (a 3-layer MLP's loss
-// over four samples, ~360 nodes, then opens as ~40 boxes); smaller graphs open expanded.
+// over four samples, ~360 nodes, then opens as ~40 boxes; layers when no neuron counts);
+// smaller graphs open expanded.
 //
 // Gradients. A label line "grad: G" (the form flow-xray's DOT and viewer labels use) is shown as
 // fmtGrad(G): 4 significant digits, always signed, exponent form below 1e-3 or from 1e5, so every
@@ -65,9 +66,12 @@ FX.graphGroups = (function () {
     return model.keys.filter(function (key) { return model.groups.get(key).kind === kind; });
   }
 
-  // The collapsed set a graph of `count` nodes opens with: every neuron when over COLLAPSE_OVER.
+  // The collapsed set a graph of `count` nodes opens with: over COLLAPSE_OVER, every neuron (or,
+  // when no neuron has two members, every layer); else nothing.
   function defaultCollapsed(model, count) {
-    return new Set(count > COLLAPSE_OVER ? keysOf(model, "neuron") : []);
+    if (count <= COLLAPSE_OVER) return new Set();
+    const neurons = keysOf(model, "neuron");
+    return new Set(neurons.length ? neurons : keysOf(model, "layer"));
   }
 
   // The collapsed set of one of the three views: "none" (all expanded), "neuron" (every neuron

@@ -61,10 +61,13 @@ test("buildGroups: a graph without such labels has no groups, so folding draws e
   assert.deepStrictEqual(GG.defaultCollapsed(model, 1000), new Set());
 });
 
-test("defaultCollapsed: neurons fold above COLLAPSE_OVER nodes, nothing at or below it", () => {
+test("defaultCollapsed: neurons (else layers) fold above COLLAPSE_OVER nodes, nothing at or below it", () => {
   const model = GG.buildGroups(NAMES);
   assert.deepStrictEqual(GG.defaultCollapsed(model, GG.COLLAPSE_OVER), new Set());
   assert.deepStrictEqual(GG.defaultCollapsed(model, GG.COLLAPSE_OVER + 1), new Set(["L1.N0", "L1.N1", "L2.N0"]));
+  // Layers only (no neuron has two members): the layers fold instead.
+  const flat = GG.buildGroups(["enc.a.x", "enc.b.y", "dec.c.z", "dec.d.w", "out"]);
+  assert.deepStrictEqual(GG.defaultCollapsed(flat, GG.COLLAPSE_OVER + 1), new Set(["enc", "dec"]));
 });
 
 test("fold: a node is drawn by its outermost collapsed group; expanding a layer shows its neurons", () => {

@@ -60,11 +60,13 @@ class Collector:
     ``sink``, when set, receives the spans instead of this collector keeping them.
     """
 
-    __slots__ = ("__weakref__", "closed", "finished", "open", "process_tag", "sink")
+    __slots__ = ("__weakref__", "closed", "finished", "open", "pending", "process_tag", "sink")
 
     def __init__(self, max_spans: int | None = None, sink: SpanSink | None = None) -> None:
         self.finished = SpanStore(max_spans)
         self.open: dict[int, ReadableSpan] = {}
+        # Ended spans not yet in ``finished``: added a batch at a time (`_compact`).
+        self.pending: list[ReadableSpan] = []
         self.closed = False
         self.process_tag: str | None = None
         self.sink = sink
@@ -107,49 +109,86 @@ def _foreign_scope(span: ReadableSpan) -> str | None:
     return name if name and name != state.TRACER_NAME else None
 
 
-def _attribute_items(span: ReadableSpan) -> tuple[tuple[str, ...], tuple[Any, ...]]:
-    """The span's attribute keys and values, read without copying them into a new dict."""
-    # An ended SDK span's attributes are a frozen BoundedAttributes over a plain
-    # dict; reading that dict skips the Mapping protocol's per-key Python calls.
-    bounded = getattr(span, "_attributes", None)
-    items = getattr(bounded, "_dict", None)
+# Ended spans wait in a collector's ``pending`` list and go into its store this
+# many at a time: one tight loop per batch instead of two calls and a dozen
+# property reads per span keeps the processor's share of a traced call small.
+_BATCH = 256
+
+
+def _compact(collector: Collector) -> None:
+    """Move the collector's pending spans into its store as compact rows (under the lock)."""
+    batch, collector.pending = collector.pending, []
+    add = collector.finished.add
+    for span in batch:
+        try:
+            parts = _fields(span)
+        except Exception:  # not laid out as the SDK's ReadableSpan: its public properties
+            parts = _fields_by_properties(span)
+        add(*parts)
+
+
+def _fields(span: ReadableSpan) -> tuple[Any, ...]:
+    """`SpanStore.add`'s arguments from an ended SDK span, read from its instance fields.
+
+    About five times faster than its properties, which copy the events and wrap
+    the attributes on every read. Raises (KeyError, AttributeError) for a span
+    laid out otherwise; `_fields_by_properties` reads that one.
+    """
+    fields = span.__dict__
+    ctx = fields["_context"]
+    parent = fields["_parent"]
+    status = fields["_status"]
+    items = fields["_attributes"]._dict
     if type(items) is not dict:
-        items = span.attributes or {}
-    return tuple(items), tuple(items.values())
+        raise TypeError("attributes are not a plain dict")
+    keys, values = tuple(items), tuple(items.values())
+    scope = fields["_instrumentation_scope"]
+    name = scope.name if scope is not None else None
+    if name and name != state.TRACER_NAME:  # another instrumentation's span: keep its scope
+        keys, values = (*keys, attr.OTEL_SCOPE_NAME), (*values, name)
+    code = status.status_code
+    events = fields["_events"]
+    return (
+        ctx.trace_id,
+        ctx.span_id,
+        parent.span_id if parent is not None else 0,
+        fields["_name"],
+        fields["_start_time"] or 0,
+        fields["_end_time"] or 0,
+        "UNSET" if code is StatusCode.UNSET else "ERROR" if code is StatusCode.ERROR else "OK",
+        status.description,
+        keys,
+        values,
+        tuple(EventRecord(e.name, e.timestamp, dict(e.attributes or {})) for e in events)
+        if events
+        else (),
+    )
 
 
-def _status_name(code: StatusCode) -> str:
-    if code is StatusCode.UNSET:
-        return "UNSET"
-    return "ERROR" if code is StatusCode.ERROR else "OK"
-
-
-def _add_finished(stores: list[SpanStore], span: ReadableSpan) -> None:
-    """Add an ended span to each store as a compact row."""
+def _fields_by_properties(span: ReadableSpan) -> tuple[Any, ...]:
+    """`_fields` through the span's public properties (any `ReadableSpan`)."""
     ctx = span.context
     parent = span.parent
     status = span.status
-    keys, values = _attribute_items(span)
+    attributes = span.attributes or {}
+    keys, values = tuple(attributes), tuple(attributes.values())
     scope = _foreign_scope(span)
     if scope is not None:
         keys, values = (*keys, attr.OTEL_SCOPE_NAME), (*values, scope)
-    events = span.events
-    for store in stores:
-        store.add(
-            ctx.trace_id,
-            ctx.span_id,
-            parent.span_id if parent is not None else 0,
-            span.name,
-            span.start_time or 0,
-            span.end_time or 0,
-            _status_name(status.status_code),
-            status.description,
-            keys,
-            values,
-            tuple(EventRecord(e.name, e.timestamp, dict(e.attributes or {})) for e in events)
-            if events
-            else (),
-        )
+    code = status.status_code
+    return (
+        ctx.trace_id if ctx else 0,
+        ctx.span_id if ctx else 0,
+        parent.span_id if parent is not None else 0,
+        span.name,
+        span.start_time or 0,
+        span.end_time or 0,
+        "UNSET" if code is StatusCode.UNSET else "ERROR" if code is StatusCode.ERROR else "OK",
+        status.description,
+        keys,
+        values,
+        tuple(EventRecord(e.name, e.timestamp, dict(e.attributes or {})) for e in span.events),
+    )
 
 
 def _pass_usage_up(span: ReadableSpan) -> None:
@@ -214,11 +253,14 @@ class FlowXrayProcessor(SpanProcessor):
                 collectors = self._members.pop(span_id, None)
                 if collectors is None:
                     return
-                stores = [c.finished for c in collectors if c.open.pop(span_id, None) is not None]
-                # Added under the lock: `close_capture` reads a store only after
+                # Stored under the lock: `close_capture` reads a store only after
                 # taking it, so no row lands in a store being read.
-                if stores:
-                    _add_finished(stores, span)
+                for collector in collectors:
+                    if collector.open.pop(span_id, None) is not None:
+                        pending = collector.pending
+                        pending.append(span)
+                        if len(pending) >= _BATCH:
+                            _compact(collector)
             for collector in collectors:
                 if collector.sink is not None and not collector.closed:
                     collector.sink.ended(span)
@@ -262,6 +304,8 @@ class FlowXrayProcessor(SpanProcessor):
                     else:
                         del self._members[span_id]
             collector.open = {}
+            if collector.pending:
+                _compact(collector)
             finished, collector.finished = collector.finished, SpanStore()
         for span in still_open:
             try:

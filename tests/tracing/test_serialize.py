@@ -672,6 +672,30 @@ def test_credentials_inside_strings_are_scrubbed_and_named() -> None:
     assert strict_loads(text) == {"prompt": "use [REDACTED:openai-key] to call", "n": 1}
 
 
+def test_every_credential_trigger_passes_the_quick_check() -> None:
+    """Each rule's triggers hold an anchor character or are an anchor word, so the
+    one-class pre-check never skips a text a rule could match."""
+    from flow_xray.serialize.secrets import ANCHOR_CHARS, ANCHOR_WORDS, VALUE_RULES
+
+    for kind, triggers, _, _ in VALUE_RULES:
+        for trigger in triggers:
+            covered = any(c in trigger for c in ANCHOR_CHARS) or trigger.lower() in ANCHOR_WORDS
+            assert covered, (kind, trigger)
+
+
+def test_a_long_text_scrubs_the_same_twice() -> None:
+    """A long text seen again (a prompt passed through to the output) gives the same result,
+    and an unchanged text comes back as the very object passed."""
+    from flow_xray.serialize.secrets import scrub_text
+
+    secret = "context " * 40 + "key sk-proj-abcdefghijklmnopqrstuvwxyz0123 end"
+    clean = "context " * 60
+    for _ in range(2):
+        assert "[REDACTED:openai-key]" in scrub_text("".join(secret), DEFAULT)
+        copy = "".join(clean)
+        assert scrub_text(copy, DEFAULT) is copy
+
+
 def test_allow_list_and_off_switch(restore_limits: None) -> None:
     """set_redaction(allow=...) keeps listed names and kinds; enabled=False keeps everything."""
     from flow_xray import set_redaction

@@ -1,10 +1,11 @@
-"""Spans whose text OTLP can encode: lone surrogates from foreign spans escaped before export.
+"""Spans OTLP can encode: foreign spans' lone surrogates escaped, their huge ints made text.
 
 flow-xray's own attributes are already writable (they pass `flow_xray.serialize`);
 spans of other instrumentations may carry lone surrogates in their name,
-attributes, events or status, and the OTLP protobuf encoder then drops the
-attribute or fails the whole batch. `writable_spans` returns the batch as it
-is when nothing needs escaping (a type and ``isascii`` check per string), and
+attributes, events or status, or ints beyond 64 bits in attribute values, and
+the OTLP protobuf encoder then drops the attribute (printing a traceback) or
+fails the whole batch. `writable_spans` returns the batch as it is when
+nothing needs changing (a type and ``isascii`` or range check per value), and
 otherwise a copy of just the spans that do.
 """
 
@@ -17,15 +18,22 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.trace import Status
 
+from flow_xray.serialize.encode import int_attribute
 from flow_xray.serialize.text import has_unwritable, writable, writable_data
+
+_INT64 = 1 << 63
+
+
+def _bad_scalar(value: Any) -> bool:
+    if isinstance(value, str):
+        return has_unwritable(value)
+    return type(value) is int and not -_INT64 <= value < _INT64
 
 
 def _bad(value: Any) -> bool:
-    if isinstance(value, str):
-        return has_unwritable(value)
     if isinstance(value, (tuple, list)):
-        return any(isinstance(v, str) and has_unwritable(v) for v in value)
-    return False
+        return any(_bad_scalar(v) for v in value)
+    return _bad_scalar(value)
 
 
 def _bad_attributes(attributes: Mapping[str, Any] | None) -> bool:
@@ -50,7 +58,12 @@ def _attributes(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in (attributes or {}).items():
         if isinstance(value, (tuple, list)):
+            if any(type(v) is int and int_attribute(v) is not v for v in value):
+                # One int too big: all of them as text, so the array stays of one type.
+                value = [str(int_attribute(v)) if type(v) is int else v for v in value]
             value = tuple(writable_data(list(value)))
+        elif type(value) is int:
+            value = int_attribute(value)
         out[writable(key)] = writable_data(value)
     return out
 
@@ -76,7 +89,10 @@ def _escaped(span: ReadableSpan) -> ReadableSpan:
 
 
 def writable_spans(spans: Sequence[ReadableSpan]) -> Sequence[ReadableSpan]:
-    """``spans`` with every lone surrogate escaped (see `flow_xray.serialize.text.writable`)."""
+    """``spans`` with lone surrogates escaped and ints beyond 64 bits as text.
+
+    See `flow_xray.serialize.text.writable` and `flow_xray.serialize.encode.int_attribute`.
+    """
     try:
         if not any(_needs_escaping(s) for s in spans):
             return spans

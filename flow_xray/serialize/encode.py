@@ -64,6 +64,8 @@ _FAST_INT: Final = 1 << 63
 _SORT_MAX: Final = 4096
 # An unknown object longer than this is summarised by its length, not its repr.
 _REPR_MAX_LEN: Final = 1000
+# User-named attribute keys (``attributes=``, ``trace.annotate``) are cut to this many chars.
+MAX_KEY_CHARS: Final = 256
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
@@ -98,6 +100,12 @@ def _json_encoder(ascii_only: bool) -> Callable[[Any], str]:
 _encode_json = _json_encoder(ascii_only=False)
 # Used only when the text holds lone surrogates, which are not valid UTF-8.
 _encode_json_ascii = _json_encoder(ascii_only=True)
+
+
+# Reprs computed during one traced call, by object id: inputs, output and the
+# error message share it, so each object's ``__repr__`` runs once per call. The
+# object is kept beside its text so that its id cannot be reused meanwhile.
+Reprs = dict[int, tuple[Any, str]]
 
 
 # --- small helpers -----------------------------------------------------------
@@ -235,7 +243,7 @@ class _Walker:
 
     __slots__ = ("budget", "depth_cap", "items_cap", "limits", "on_path", "reprs", "string_cap")
 
-    def __init__(self, limits: Limits, budget: int, reprs: dict[int, str] | None = None) -> None:
+    def __init__(self, limits: Limits, budget: int, reprs: Reprs | None = None) -> None:
         self.limits = limits
         self.budget = budget
         self.string_cap = limits.max_string
@@ -243,9 +251,9 @@ class _Walker:
         self.depth_cap = min(limits.max_depth, _DEPTH_CEILING)
         # ids of the containers on the current path; never written to output.
         self.on_path: set[int] = set()
-        # repr text by object id, shared by the retries of one encoding: each
-        # unknown object's __repr__ runs once per call, however often it is walked.
-        self.reprs: dict[int, str] = {} if reprs is None else reprs
+        # repr text by object id, shared by the retries of one encoding and by
+        # every encoding of one call: each unknown object's __repr__ runs once.
+        self.reprs: Reprs = {} if reprs is None else reprs
 
     def walk(self, value: Any, depth: int) -> Any:
         try:
@@ -307,9 +315,12 @@ class _Walker:
             return self.text(self.repr(value))
         if isinstance(value, enum.Enum):
             return self.walk(value.value, depth)
-        record = fields(value)
+        record = fields(value, self.items_cap)
         if record is not None:
-            return self._mapping(value, record[0], record[1], depth)
+            items, count = record
+            if items is None:  # too long to call its _asdict()/model_dump(): a summary
+                return self.text(_summary(value, count))
+            return self._mapping(value, items, count, depth)
         if isinstance(value, str):
             return self.text(str.__str__(value))
         if isinstance(value, int):
@@ -340,12 +351,8 @@ class _Walker:
         return self.text(self.repr(value))
 
     def repr(self, value: Any) -> str:
-        """``safe_repr`` of ``value``, computed once per encoding."""
-        key = id(value)
-        text = self.reprs.get(key)
-        if text is None:
-            text = self.reprs[key] = safe_repr(value, self.string_cap)
-        return text
+        """``safe_repr`` of ``value``, computed once per call (see `Reprs`)."""
+        return repr_once(value, self.string_cap, self.reprs)
 
     def _mapping(self, owner: Any, items: Iterable[Any], size: int | None, depth: int) -> Any:
         if depth >= self.depth_cap:
@@ -417,15 +424,33 @@ class _Walker:
         return self._sequence(value, ordered, size, depth)
 
 
-def to_jsonable(value: Any, limits: Limits) -> Any:
+def repr_once(value: Any, max_chars: int, reprs: Reprs | None) -> str:
+    """``safe_repr(value, max_chars)``, taken from `reprs` when this call already ran it.
+
+    The cached text (cut at the cap of whoever ran it first) is cut again to
+    `max_chars` when shorter is asked for. Never raises.
+    """
+    if reprs is None:
+        return safe_repr(value, max_chars)
+    key = id(value)
+    found = reprs.get(key)
+    if found is None or found[0] is not value:
+        text = safe_repr(value, max_chars)
+        reprs[key] = (value, text)
+        return text
+    text = found[1]
+    return text if len(text) <= max_chars else text[:max_chars] + CUT
+
+
+def to_jsonable(value: Any, limits: Limits, reprs: Reprs | None = None) -> Any:
     """Convert any value to JSON-compatible data under `limits`; never raises.
 
     Returns dicts with str keys, lists, str, int, float (finite), bool and None.
     The walk is bounded by `limits.max_value_bytes` worth of output, so huge
-    inputs cost about as much as small ones.
+    inputs cost about as much as small ones. `reprs` is the call's repr cache.
     """
     try:
-        return _Walker(limits, limits.max_value_bytes).walk(value, 0)
+        return _Walker(limits, limits.max_value_bytes, reprs).walk(value, 0)
     except Exception as exc:  # the walker contains errors; this is the last line
         return f"<{_type_name(value)} object (serialization failed: {_type_name(exc)})>"
 
@@ -522,11 +547,12 @@ def _fast_inputs(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> s
     return _fits(arguments if out is None else out, max_bytes)
 
 
-def _encode(value: Any, limits: Limits, max_bytes: int) -> str:
+def _encode(value: Any, limits: Limits, max_bytes: int, reprs: Reprs | None) -> str:
     """Walk, dump, and shrink until the text fits `max_bytes`."""
     budget = max_bytes
     text = ""
-    reprs: dict[int, str] = {}
+    if reprs is None:
+        reprs = {}
     for _ in range(4):
         walker = _Walker(limits, budget, reprs)
         text, size = _dump(walker.walk(value, 0))
@@ -540,39 +566,44 @@ def _encode(value: Any, limits: Limits, max_bytes: int) -> str:
     return _json_string(text, max_bytes)
 
 
-def encode_inputs(arguments: Mapping[str, Any], limits: Limits, max_bytes: int) -> str:
+def encode_inputs(
+    arguments: Mapping[str, Any], limits: Limits, max_bytes: int, reprs: Reprs | None = None
+) -> str:
     """Return the JSON object text of a call's bound arguments; never raises.
 
     Each argument is capped at ``limits.max_value_bytes`` first; when together
     they exceed `max_bytes` (the span's budget for inputs), the biggest are cut
     further so that small arguments are always kept whole. Secret argument
     names (and secret keys at any depth) become `REDACTED`. The result is
-    valid JSON of at most `max_bytes` UTF-8 bytes (at least 2).
+    valid JSON of at most `max_bytes` UTF-8 bytes (at least 2). `reprs` is
+    the call's repr cache, shared with its output and error (see `Reprs`).
     """
     try:
         if type(arguments) is dict:
             fast = _fast_inputs(arguments, limits, min(max_bytes, limits.max_value_bytes))
             if fast is not None:
                 return fast
-            shared = _shared_inputs(arguments, limits, max_bytes)
+            shared = _shared_inputs(arguments, limits, max_bytes, reprs)
             if shared is not None:
                 return shared
-        return _encode(arguments, limits, max_bytes)
+        return _encode(arguments, limits, max_bytes, reprs)
     except Exception as exc:
         return _json_string(f"<arguments not serializable: {_type_name(exc)}>", max_bytes)
 
 
-def _value_json(value: Any, limits: Limits, max_bytes: int) -> str:
+def _value_json(value: Any, limits: Limits, max_bytes: int, reprs: Reprs | None) -> str:
     """One value as JSON text of at most `max_bytes` bytes."""
     secret = secret_name_cache(limits) if limits.redact else None
     if _plain(value, 0, max_bytes, limits, secret) >= 0:
         text = _fits(value, max_bytes)
         if text is not None:
             return text
-    return _encode(value, limits, max_bytes)
+    return _encode(value, limits, max_bytes, reprs)
 
 
-def _shared_inputs(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> str | None:
+def _shared_inputs(
+    arguments: dict[Any, Any], limits: Limits, max_bytes: int, reprs: Reprs | None
+) -> str | None:
     """Arguments capped one by one, then the budget shared smallest first; None if it cannot fit."""
     if len(arguments) > limits.max_items or any(type(k) is not str for k in arguments):
         return None
@@ -581,7 +612,7 @@ def _shared_inputs(arguments: dict[Any, Any], limits: Limits, max_bytes: int) ->
     texts = {
         k: '"' + REDACTED + '"'
         if is_secret_name(k, limits)
-        else _value_json(v, limits, min(per_value, max_bytes))
+        else _value_json(v, limits, min(per_value, max_bytes), reprs)
         for k, v in arguments.items()
     }
     overhead = 2 + sum(_utf8_len(k) + 2 for k in keys.values())
@@ -601,16 +632,19 @@ def _shared_inputs(arguments: dict[Any, Any], limits: Limits, max_bytes: int) ->
             return None
         for key, size in sizes.items():
             if size > cap:
-                texts[key] = _value_json(arguments[key], limits, cap)
+                texts[key] = _value_json(arguments[key], limits, cap, reprs)
     text = "{" + ",".join(f"{keys[k]}:{texts[k]}" for k in arguments) + "}"
     return text if _utf8_len(text) <= max_bytes else None
 
 
-def encode_output(value: Any, limits: Limits, max_bytes: int) -> tuple[str, str]:
+def encode_output(
+    value: Any, limits: Limits, max_bytes: int, reprs: Reprs | None = None
+) -> tuple[str, str]:
     """Return ``(text, mime)`` for a return value; never raises.
 
     A str comes back as itself (cut to `max_bytes`) with ``text/plain``;
     anything else as JSON text of at most `max_bytes` bytes with ``application/json``.
+    `reprs` is the call's repr cache (see `Reprs`).
     """
     try:
         if isinstance(value, str):
@@ -620,7 +654,7 @@ def encode_output(value: Any, limits: Limits, max_bytes: int) -> tuple[str, str]
             text = _fits(value, max_bytes)
             if text is not None:
                 return text, MIME_JSON
-        return _encode(value, limits, max_bytes), MIME_JSON
+        return _encode(value, limits, max_bytes, reprs), MIME_JSON
     except Exception as exc:
         return _json_string(f"<output not serializable: {_type_name(exc)}>", max_bytes), MIME_JSON
 
@@ -628,6 +662,19 @@ def encode_output(value: Any, limits: Limits, max_bytes: int) -> tuple[str, str]
 # OpenTelemetry attribute ints are 64-bit; bigger ones are stored as text.
 _INT64: Final = 1 << 63
 _PRIMITIVES: Final = (str, bool, int, float)
+
+
+def int_attribute(value: int) -> int | str:
+    """An int as an OpenTelemetry attribute value: itself within 64 bits, else text.
+
+    OTLP ints are signed 64-bit (the protobuf encoder refuses bigger ones and
+    drops the attribute); bigger ones become their decimal digits, and those
+    beyond 1024 bits (which CPython may refuse to print) ``<int bits=N>``.
+    """
+    if -_INT64 <= value < _INT64:
+        return value
+    bits = int.bit_length(value)
+    return int.__repr__(value) if bits <= _MAX_INT_BITS else f"<int bits={bits}>"
 
 
 def encode_text(text: str, max_bytes: int, limits: Limits | None = None) -> str:
@@ -640,6 +687,31 @@ def encode_text(text: str, max_bytes: int, limits: Limits | None = None) -> str:
         return _cap_text(str.__str__(text), max_bytes, get_limits() if limits is None else limits)
     except Exception as exc:
         return f"<text not serializable: {_type_name(exc)}>"
+
+
+def encode_key(key: Any, limits: Limits) -> str:
+    """A user-chosen attribute name (``attributes=``, ``trace.annotate``) as a writable key.
+
+    Converted as dict keys are (`_json_key`: str as is, other types by their
+    JSON or repr text), lone surrogates escaped, cut to `MAX_KEY_CHARS` chars
+    with a marker, and scrubbed of credentials like any text. Never raises.
+
+    Example:
+        >>> encode_key("file-\\udc80", get_limits())
+        'file-\\\\udc80'
+    """
+    try:
+        cut = type(key) is str and len(key) > MAX_KEY_CHARS
+        if cut:  # cut before escaping: a huge key costs what a short one does
+            key = key[:MAX_KEY_CHARS]
+        name = _json_key(key)
+        if cut or len(name) > MAX_KEY_CHARS:
+            name = name[:MAX_KEY_CHARS] + CUT
+        if limits.redact and len(name) >= 8:
+            name = scrub_text(name, limits)
+        return name
+    except Exception as exc:
+        return f"<key not serializable: {_type_name(exc)}>"
 
 
 def encode_attribute(
@@ -661,10 +733,7 @@ def encode_attribute(
         if kind is bool or kind is float:
             return value
         if kind is int:
-            if -_INT64 <= value < _INT64:
-                return value
-            bits = int.bit_length(value)
-            return int.__repr__(value) if bits <= _MAX_INT_BITS else f"<int bits={bits}>"
+            return int_attribute(value)
         if kind is str:
             return encode_text(value, limits.max_value_bytes, limits)
         if arrays and (kind is list or kind is tuple) and value and len(value) <= limits.max_items:

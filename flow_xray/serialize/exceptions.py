@@ -2,9 +2,10 @@
 
 ``str(exc)`` of an exception carrying 50 MB of bytes builds a 200 MB string,
 and ``traceback.format_exception`` builds it again; here the message of an
-exception whose ``__str__`` is the built-in one is made from its args with
-the bounded value walk instead, and the traceback is formatted frame by
-frame. Frames of flow-xray's own wrappers (the ``@trace`` wrapper, stream
+exception whose ``__str__`` is the built-in one (or ``KeyError``'s) is made
+from its args with the bounded value walk instead, a class with its own
+``__str__`` has it called only when its args are small, and the traceback is
+formatted frame by frame. Frames of flow-xray's own wrappers (the ``@trace`` wrapper, stream
 watchers, ``trace.run``) are left out, so the stored text shows the user's
 frames only; the last frame is where the exception was raised, and
 `raise_site` names it. No OpenTelemetry here.
@@ -19,8 +20,9 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Final
 
-from flow_xray.serialize.encode import safe_repr, to_jsonable
+from flow_xray.serialize.encode import CUT, Reprs, repr_once, safe_repr, to_jsonable, truncated
 from flow_xray.serialize.limits import Limits
+from flow_xray.serialize.shapes import length
 
 _PACKAGE: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _EXAMPLES: Final = os.path.join(_PACKAGE, "examples") + os.sep
@@ -63,23 +65,125 @@ def user_frames(tb: TracebackType | None) -> traceback.StackSummary:
     return traceback.StackSummary.from_list(frames[-_MAX_FRAMES:])
 
 
-def exception_message(exc: BaseException, limits: Limits, max_chars: int) -> str:
-    """``str(exc)``, bounded: args walked under `limits` unless the class has its ``__str__``."""
-    if type(exc).__str__ is not BaseException.__str__:
+def exception_message(
+    exc: BaseException, limits: Limits, max_chars: int, reprs: Reprs | None = None
+) -> str:
+    """``str(exc)``, bounded whatever the exception carries; never materialises big args.
+
+    A class keeping the built-in ``__str__`` has its args walked under `limits`
+    (reprs from the call's cache `reprs`); ``KeyError`` shows its key's repr
+    the same way. A class with its own ``__str__`` (``OSError``, user classes)
+    has it called only when its args are small; with a big arg (long text or
+    bytes, a huge int, a long container) the message is built from bounded
+    reprs of the args instead, in the format the class's own would use.
+    """
+    kind = type(exc)
+    args = _args(exc)
+    if kind.__str__ is KeyError.__str__ and len(args) == 1:
+        return _arg_repr(args[0], limits, max_chars, reprs)
+    if kind.__str__ is not BaseException.__str__:
+        shown = (*args, exc.filename, exc.filename2) if isinstance(exc, OSError) else args
+        if not _small(shown, _SMALL_BUDGET, 0):  # OSError's str shows its file names too
+            return _from_args(exc, args, limits, max_chars, reprs)
         try:
             return _head(str(exc), max_chars)
         except Exception:
-            return safe_repr(exc, max_chars)
-    args = exc.args
+            return repr_once(exc, max_chars, reprs)
     if not args:
         return ""
     if len(args) == 1:
         arg = args[0]
         if isinstance(arg, str):
             return _head(arg, max_chars)
-        converted = to_jsonable(arg, limits)
+        converted = to_jsonable(arg, limits, reprs)
         return converted if isinstance(converted, str) else safe_repr(converted, max_chars)
-    return safe_repr(tuple(to_jsonable(a, limits) for a in args[:20]), max_chars)
+    return safe_repr(tuple(to_jsonable(a, limits, reprs) for a in args[:20]), max_chars)
+
+
+# What the args of an exception may add up to (chars, roughly) before ``str(exc)`` is avoided.
+_SMALL_BUDGET: Final = 16_384
+_SMALL_DEPTH: Final = 4
+_SCALARS: Final = (float, bool, type(None))
+_PLAIN: Final = frozenset({str, int, float, bool, type(None), bytes})
+
+
+def _args(exc: BaseException) -> tuple[object, ...]:
+    try:
+        args = exc.args
+    except Exception:
+        return ()
+    return args if isinstance(args, tuple) else ()
+
+
+def _small(value: object, budget: int, depth: int) -> bool:
+    """Whether ``repr(value)`` is cheap: a bounded look (at most about `budget` steps)."""
+    return _left(value, budget, depth) >= 0
+
+
+def _left(value: object, budget: int, depth: int) -> int:
+    kind = type(value)
+    if kind is str or kind is bytes or kind is bytearray:
+        return budget - len(value)  # type: ignore[arg-type]
+    if kind is int:
+        return budget - int.bit_length(value) // 3 - 1  # type: ignore[arg-type]
+    if kind in _SCALARS:
+        return budget - 8
+    if kind is list or kind is tuple or kind is set or kind is frozenset or kind is dict:
+        if depth >= _SMALL_DEPTH:
+            return -1
+        items = dict.items(value) if kind is dict else value  # type: ignore[arg-type]
+        for item in items:  # type: ignore[attr-defined]
+            budget = _left(item, budget - 2, depth + 1)
+            if budget < 0:
+                break
+        return budget
+    size = length(value)  # other objects: their repr is taken to grow with their length
+    return budget - 64 - (size or 0)
+
+
+def _arg_repr(arg: object, limits: Limits, max_chars: int, reprs: Reprs | None) -> str:
+    """``repr(arg)`` of one exception arg, bounded: a big one is cut or summarised."""
+    if type(arg) is str and len(arg) > max_chars:
+        return repr(arg[:max_chars]) + truncated(len(arg) - max_chars)
+    if _small(arg, _SMALL_BUDGET, 0):
+        if type(arg) in _PLAIN:
+            return repr(arg)[: max_chars + 64]
+        return repr_once(arg, limits.max_string, reprs)[: max_chars + 64]
+    converted = to_jsonable(arg, limits, reprs)
+    return converted if isinstance(converted, str) else safe_repr(converted, max_chars)
+
+
+def _from_args(
+    exc: BaseException,
+    args: tuple[object, ...],
+    limits: Limits,
+    max_chars: int,
+    reprs: Reprs | None,
+) -> str:
+    """The message of an exception with big args, from bounded reprs of them.
+
+    ``OSError`` keeps its ``[Errno N] strerror: 'filename'`` form; others show
+    a single arg as ``str`` would (text as is, the rest by repr) and several
+    as a tuple.
+    """
+    if isinstance(exc, OSError) and exc.errno is not None and isinstance(exc.strerror, str):
+        text = f"[Errno {exc.errno}] {_head(exc.strerror, max_chars)}"
+        if exc.filename is not None:
+            text += ": " + _arg_repr(exc.filename, limits, max_chars, reprs)
+            if exc.filename2 is not None:
+                text += " -> " + _arg_repr(exc.filename2, limits, max_chars, reprs)
+        return text
+    if len(args) == 1:
+        arg = args[0]
+        return (
+            _head(arg, max_chars)
+            if isinstance(arg, str)
+            else _arg_repr(arg, limits, max_chars, reprs)
+        )
+    shown = [_arg_repr(a, limits, max_chars, reprs) for a in args[:20]]
+    if len(args) > 20:
+        shown.append(f"{CUT} +{len(args) - 20} more items")
+    return "(" + ", ".join(shown) + ")"
 
 
 def _head(text: str, max_chars: int) -> str:
@@ -94,13 +198,16 @@ def qualified_type(exc: BaseException) -> str:
     return kind.__qualname__ if module == "builtins" else f"{module}.{kind.__qualname__}"
 
 
-def _last_line(exc: BaseException, limits: Limits, max_chars: int) -> list[str]:
+def _last_line(
+    exc: BaseException, limits: Limits, max_chars: int, reprs: Reprs | None, message: str | None
+) -> list[str]:
     if isinstance(exc, SyntaxError):
         try:
             return list(traceback.format_exception_only(type(exc), exc))
         except Exception:
             pass
-    message = exception_message(exc, limits, max_chars)
+    if message is None:
+        message = exception_message(exc, limits, max_chars, reprs)
     lines = [f"{qualified_type(exc)}: {message}\n" if message else f"{qualified_type(exc)}\n"]
     notes = getattr(exc, "__notes__", None)
     if isinstance(notes, (list, tuple)):
@@ -108,10 +215,18 @@ def _last_line(exc: BaseException, limits: Limits, max_chars: int) -> list[str]:
     return lines
 
 
-def format_exception(exc: BaseException, limits: Limits, max_chars: int = 2048) -> str:
+def format_exception(
+    exc: BaseException,
+    limits: Limits,
+    max_chars: int = 2048,
+    reprs: Reprs | None = None,
+    message: str | None = None,
+) -> str:
     """The traceback text of ``exc`` (and its causes), as Python prints it, minus flow-xray frames.
 
-    Each message is bounded by ``max_chars``; the chain is followed up to 16 deep.
+    Each message is bounded by ``max_chars``; the chain is followed up to 16
+    deep. `reprs` is the call's repr cache; `message` is ``exc``'s own message
+    when the caller already has it from `exception_message` (not computed twice).
     """
     chain: list[tuple[BaseException, str]] = []
     seen: set[int] = set()
@@ -132,11 +247,11 @@ def format_exception(exc: BaseException, limits: Limits, max_chars: int = 2048) 
         if frames:
             lines.append("Traceback (most recent call last):\n")
             lines += frames.format()
-        lines += _last_line(item, limits, max_chars)
+        lines += _last_line(item, limits, max_chars, reprs, message if item is exc else None)
         if _GROUP is not None and isinstance(item, _GROUP):
             for i, sub in enumerate(item.exceptions[:10], 1):
                 lines.append(f"  +---------------- {i} ----------------\n")
-                text = format_exception(sub, limits, max_chars)
+                text = format_exception(sub, limits, max_chars, reprs)
                 lines += [f"  | {line}\n" for line in text.splitlines()]
         if following:
             lines.append(following)

@@ -51,12 +51,15 @@ def _read(obj: Any, name: str) -> Any:
         return f"<unavailable: {type(exc).__name__}>"
 
 
-def fields(value: Any) -> tuple[Iterable[tuple[Any, Any]], int] | None:
+def fields(value: Any, max_items: int) -> tuple[Iterable[tuple[Any, Any]] | None, int] | None:
     """``(name, value)`` pairs of a record-like object and how many, or None.
 
     Namedtuples (zipped with ``_fields``: no dict built), pydantic models (their
     ``model_fields``, read one by one), dataclasses; then objects with an
-    ``_asdict()`` / ``model_dump()`` method of their own (called once).
+    ``_asdict()`` / ``model_dump()`` method of their own, called once, and only
+    when the object's own length (if it has one) is within `max_items`: a
+    longer one gives ``(None, length)``, for the caller to summarise, since the
+    method would build the whole dict first.
     """
     cls = type(value)
     if isinstance(value, type):
@@ -72,6 +75,9 @@ def fields(value: Any) -> tuple[Iterable[tuple[Any, Any]], int] | None:
         return ((f.name, _read(value, f.name)) for f in found), len(found)
     for method in ("_asdict", "model_dump"):
         if callable(class_attribute(cls, method)):
+            size = length(value)
+            if size is not None and size > max_items:
+                return None, size
             try:
                 dumped = getattr(value, method)()
             except Exception:

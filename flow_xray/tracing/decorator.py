@@ -20,6 +20,7 @@ from opentelemetry.trace import Span
 from flow_xray import attributes as attr
 from flow_xray.llm.streams import StreamUsage, stream_usage_for
 from flow_xray.llm.usage import Usage
+from flow_xray.serialize.encode import Reprs
 from flow_xray.serialize.exceptions import source_path
 from flow_xray.serialize.limits import get_limits
 from flow_xray.serialize.text import writable
@@ -85,8 +86,9 @@ class _Spec:
             return None
         attributes = self.static_attributes
         used = 0
+        reprs: Reprs = {}
         if self.binder is not None:
-            inputs = input_attributes(self.binder, args, kwargs, self.is_llm)
+            inputs = input_attributes(self.binder, args, kwargs, self.is_llm, reprs)
             if inputs is not None:
                 used = len(inputs[attr.INPUT_VALUE])
                 attributes = {**attributes, **inputs}
@@ -95,18 +97,20 @@ class _Spec:
         except Exception:
             contained("a span start")
             return None
-        return _Call(self, span, used)
+        return _Call(self, span, used, reprs)
 
 
 class _Call:
     """One traced call in flight. Each finishing method ends the span exactly once."""
 
-    __slots__ = ("context", "span", "spec", "used")
+    __slots__ = ("context", "reprs", "span", "spec", "used")
 
-    def __init__(self, spec: _Spec, span: Span, used: int) -> None:
+    def __init__(self, spec: _Spec, span: Span, used: int, reprs: Reprs) -> None:
         self.spec = spec
         self.span = span
         self.used = used  # bytes of the span's content budget taken by the inputs
+        # The call's repr cache: inputs, output and error share it (see `Reprs`).
+        self.reprs = reprs
         self.context = trace_api.set_span_in_context(span)
 
     def enter(self) -> object:
@@ -127,7 +131,7 @@ class _Call:
         if span.is_recording():
             ends_later = record_result(span, value, usage, self.spec.is_llm)
             if self.spec.capture_output:
-                record_output(span, value, self.used)
+                record_output(span, value, self.used, self.reprs)
         if not ends_later:
             self._end()
 
@@ -136,14 +140,14 @@ class _Call:
         if outcome is not None:  # cancelled or interrupted: not a failure, and incomplete
             record_stopped(self.span, exc, outcome)
         elif is_failure(exc):
-            record_error(self.span, exc)
+            record_error(self.span, exc, self.reprs)
         self._end()
 
     def abandon(self, partial_output: Any) -> None:
         """A generator closed before exhaustion: incomplete, with what it yielded so far."""
         self._mark_incomplete()
         if self.spec.capture_output and self.span.is_recording():
-            record_output(self.span, partial_output, self.used)
+            record_output(self.span, partial_output, self.used, self.reprs)
         self._end()
 
     def _mark_incomplete(self) -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from flow_xray import attributes as attr
+from flow_xray.tracing.recording import user_attribute_limit
 
 logger = logging.getLogger("flow_xray")
 
@@ -17,7 +19,8 @@ class TraceOptions:
     """The options of one ``@trace`` application; immutable once built.
 
     ``kind`` is lower-case; ``exclude`` a tuple of argument names; ``attributes``
-    the user's static attributes as ``(key, value)`` pairs, keys as strings.
+    the user's static attributes as ``(key, value)`` pairs, at most
+    `user_attribute_limit` of them (keys become attribute names in `user_attributes`).
     """
 
     name: str | None = None
@@ -25,7 +28,7 @@ class TraceOptions:
     capture_input: bool = True
     capture_output: bool = True
     exclude: tuple[str, ...] = ()
-    attributes: tuple[tuple[str, Any], ...] = ()
+    attributes: tuple[tuple[Any, Any], ...] = ()
 
     @classmethod
     def build(
@@ -41,19 +44,21 @@ class TraceOptions:
         """Normalise and check the decorator's arguments; misuse is logged, never raised.
 
         An unknown kind is recorded as given (OpenInference has more kinds than
-        flow-xray names); a non-string name falls back to the function's name.
+        flow-xray names); a non-string name falls back to the function's name;
+        ``attributes=`` is read up to 64 pairs (fewer if ``max_items`` is
+        lower), so a huge or endless mapping costs what a small one does.
         """
         if isinstance(kind, str) and kind.lower() not in attr.KINDS:
             logger.warning("flow-xray: unknown span kind %r; recorded as given", kind)
         if name is not None and not isinstance(name, str):
             logger.warning("flow-xray: span name %r is not a str; using the function's name", name)
             name = None
-        pairs: tuple[tuple[str, Any], ...] = ()
-        if attributes:
-            try:
-                pairs = tuple((str(key), value) for key, value in attributes.items())
-            except Exception:
-                logger.warning("flow-xray: attributes= is not a mapping; ignored", exc_info=True)
+        pairs: tuple[tuple[Any, Any], ...] = ()
+        try:
+            if attributes:
+                pairs = _bounded_pairs(attributes)
+        except Exception:
+            logger.warning("flow-xray: attributes= is not a mapping; ignored", exc_info=True)
         try:
             excluded = (exclude,) if isinstance(exclude, str) else tuple(str(n) for n in exclude)
         except Exception:
@@ -67,3 +72,15 @@ class TraceOptions:
             exclude=excluded,
             attributes=pairs,
         )
+
+
+def _bounded_pairs(attributes: Mapping[Any, Any]) -> tuple[tuple[Any, Any], ...]:
+    """The first pairs of ``attributes=`` (see `user_attribute_limit`); one warning if more."""
+    limit = user_attribute_limit()
+    pairs = tuple(itertools.islice(attributes.items(), limit + 1))
+    if len(pairs) > limit:
+        logger.warning(
+            "flow-xray: attributes= has more than %d items; keeping the first %d", limit, limit
+        )
+        pairs = pairs[:limit]
+    return pairs

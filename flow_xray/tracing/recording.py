@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+import itertools
 import logging
 from collections.abc import Iterable
 from typing import Any, Final
@@ -28,8 +29,10 @@ from flow_xray.llm.usage import (
 )
 from flow_xray.serialize.encode import (
     CUT,
+    Reprs,
     encode_attribute,
     encode_inputs,
+    encode_key,
     encode_output,
     encode_text,
     safe_repr,
@@ -49,6 +52,10 @@ logger = logging.getLogger("flow_xray")
 
 _MAX_MESSAGE_BYTES: Final = 2048
 _MAX_TRACEBACK_BYTES: Final = 32_768
+# User-named attributes read per ``attributes=`` or ``trace.annotate`` (and at most
+# ``max_items``): the SDK keeps 128 attributes per span by default and drops the
+# oldest beyond that, which would be flow-xray's own (kind, code, inputs).
+MAX_USER_ATTRIBUTES: Final = 64
 
 
 def contained(what: str) -> None:
@@ -56,19 +63,31 @@ def contained(what: str) -> None:
     logger.debug("flow-xray could not record %s", what, exc_info=True)
 
 
-def user_attributes(pairs: Iterable[tuple[str, Any]], *, arrays: bool = True) -> dict[str, Any]:
-    """User-named values (``attributes=``, ``trace.annotate``) as attribute values; never raises.
+def user_attributes(pairs: Iterable[tuple[Any, Any]], *, arrays: bool = True) -> dict[str, Any]:
+    """User-named values (``attributes=``, ``trace.annotate``) as attributes; never raises.
 
-    ``arrays=False`` stores lists as JSON text, as metadata is (see `encode_attribute`).
+    Keys and values both take the one value path: keys become writable names
+    of at most 256 chars (`encode_key`; two keys the same once
+    encoded get ``#n``), values are capped and redacted by key name
+    (`encode_attribute`). At most `user_attribute_limit` pairs are read.
+    ``arrays=False`` stores lists as JSON text, as metadata is.
     """
     limits = get_limits()
     out: dict[str, Any] = {}
     try:
-        for key, value in pairs:
-            out[key] = encode_attribute(value, limits, key=key, arrays=arrays)
+        for count, (key, value) in enumerate(itertools.islice(pairs, user_attribute_limit())):
+            name = encode_key(key, limits)
+            if name in out:
+                name = f"{name}#{count}"
+            out[name] = encode_attribute(value, limits, key=name, arrays=arrays)
     except Exception:
         contained("user attributes")
     return out
+
+
+def user_attribute_limit() -> int:
+    """How many user-named attributes one ``attributes=`` or ``trace.annotate`` may add."""
+    return min(get_limits().max_items, MAX_USER_ATTRIBUTES)
 
 
 def record_usage(span: Span, usage: Usage) -> None:
@@ -165,26 +184,28 @@ def _encoded(attributes: dict[str, Any]) -> dict[str, Any]:
     return {k: encode_attribute(v, limits, arrays=False) for k, v in attributes.items()}
 
 
-def record_error(span: Span, exc: BaseException) -> None:
+def record_error(span: Span, exc: BaseException, reprs: Reprs | None = None) -> None:
     """Mark ``span`` failed: status ERROR ``Type: message``, ``error.type``, an exception event.
 
     Message and traceback are bounded whatever the exception carries, scrubbed
     of credentials, and the traceback leaves out flow-xray's own frames. The
     raising frame is on the event (``code.file.path`` / ``code.line.number`` /
     ``code.function.name``) and on the span as ``flow_xray.error.location``.
+    ``reprs`` is the call's repr cache (an argument in the exception is not
+    repr'd again).
     """
     try:
         limits = get_limits()
         type_name = writable(type(exc).__qualname__)
+        raw: str | None = None
         try:
-            message = encode_text(
-                exception_message(exc, limits, _MAX_MESSAGE_BYTES), _MAX_MESSAGE_BYTES, limits
-            )
+            raw = exception_message(exc, limits, _MAX_MESSAGE_BYTES, reprs)
+            message = encode_text(raw, _MAX_MESSAGE_BYTES, limits)
         except Exception:
             message = encode_text(safe_repr(exc, _MAX_MESSAGE_BYTES), _MAX_MESSAGE_BYTES, limits)
         full_type = writable(qualified_type(exc))
         try:
-            stack = format_exception(exc, limits, _MAX_MESSAGE_BYTES)
+            stack = format_exception(exc, limits, _MAX_MESSAGE_BYTES, reprs, raw)
         except Exception:
             stack = f"{full_type}: {message}"
         if len(stack) > _MAX_TRACEBACK_BYTES:  # keep the end: the raising frame and the message
@@ -253,13 +274,13 @@ def record_stopped(span: Span, exc: BaseException, outcome: str) -> None:
     ``error.type``) still says what stopped the call.
     """
     try:
-        type_name = type(exc).__qualname__
-        module = type(exc).__module__
-        full_type = type_name if module == "builtins" else f"{module}.{type_name}"
+        full_type = writable(qualified_type(exc))
+        limits = get_limits()
         try:
-            message = encode_text(str(exc), _MAX_MESSAGE_BYTES)
+            raw = exception_message(exc, limits, _MAX_MESSAGE_BYTES)
+            message = encode_text(raw, _MAX_MESSAGE_BYTES, limits)
         except Exception:
-            message = safe_repr(exc, _MAX_MESSAGE_BYTES)
+            message = encode_text(safe_repr(exc, _MAX_MESSAGE_BYTES), _MAX_MESSAGE_BYTES, limits)
         span.set_attributes({attr.OUTCOME: outcome, attr.INCOMPLETE: True})
         span.add_event(
             attr.EXCEPTION_EVENT,
@@ -274,7 +295,11 @@ def record_stopped(span: Span, exc: BaseException, outcome: str) -> None:
 
 
 def input_attributes(
-    binder: Binder, args: tuple[Any, ...], kwargs: dict[str, Any], llm: bool = False
+    binder: Binder,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    llm: bool = False,
+    reprs: Reprs | None = None,
 ) -> dict[str, Any] | None:
     """``input.value`` (JSON of the bound arguments) and its mime type; None if that failed.
 
@@ -282,13 +307,14 @@ def input_attributes(
     with the static attributes: one attribute copy instead of two more calls.
     For an ``llm`` call whose arguments hold chat messages, OpenInference's
     ``llm.input_messages.*`` and ``llm.invocation_parameters`` come too.
+    ``reprs`` is the call's repr cache, shared with its output and error.
     """
     try:
         limits = get_limits()
         arguments = binder(args, kwargs)
         # Inputs may use the span's budget but one value's worth, kept for the output.
         budget = max(limits.max_span_bytes - limits.max_value_bytes, limits.max_value_bytes)
-        text = encode_inputs(arguments, limits, budget)
+        text = encode_inputs(arguments, limits, budget, reprs)
         out = {attr.INPUT_VALUE: text, attr.INPUT_MIME_TYPE: attr.MIME_JSON}
         if llm:
             out.update(_encoded(input_message_attributes(arguments)))
@@ -298,12 +324,15 @@ def input_attributes(
     return out
 
 
-def record_output(span: Span, value: Any, used: int) -> None:
-    """Write ``output.value`` within the per-value cap and what is left of the span budget."""
+def record_output(span: Span, value: Any, used: int, reprs: Reprs | None = None) -> None:
+    """Write ``output.value`` within the per-value cap and what is left of the span budget.
+
+    ``reprs`` is the call's repr cache (an argument returned is not repr'd again).
+    """
     try:
         limits = get_limits()
         budget = max(256, min(limits.max_value_bytes, limits.max_span_bytes - used))
-        text, mime = encode_output(value, limits, budget)
+        text, mime = encode_output(value, limits, budget, reprs)
         span.set_attributes({attr.OUTPUT_VALUE: text, attr.OUTPUT_MIME_TYPE: mime})
     except Exception:
         contained("output")

@@ -8,14 +8,19 @@ measures the per-call cost.
 from __future__ import annotations
 
 import contextlib
+import itertools
+import logging
 import time
+import tracemalloc
 import unittest.mock
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
-from worst_values import WORST, HugeArgsError, ReprCounter
+from worst_values import WORST, WORST_ERRORS, CustomStrError, HugeArgsError, ReprCounter, WithAsDict
 
 from flow_xray import trace
+from flow_xray.tracing.recording import user_attribute_limit
 
 HANG_GUARD_S = 2.0
 
@@ -100,3 +105,185 @@ def test_a_dataframe_like_object_is_summarised_without_repr() -> None:
     with trace.capture() as result:
         takes(frame)
     assert result.roots[0].inputs["value"] == ("<pandas.FakeFrame shape=(10000000, 3) dtype=mixed>")
+
+
+def test_asdict_of_a_record_longer_than_max_items_is_never_called() -> None:
+    """A record whose length exceeds max_items is summarised; its _asdict() never runs."""
+    WithAsDict.calls = 0
+    record = WithAsDict()
+    with trace.capture() as result:
+        assert returns(record) is record
+    assert WithAsDict.calls == 0
+    node = result.roots[0]
+    assert node.inputs["value"] == "<WithAsDict len=1000000>…[truncated]"
+    assert node.output == "<WithAsDict len=1000000>…[truncated]"
+
+
+def test_asdict_of_a_short_record_is_shown_as_an_object() -> None:
+    """A record within max_items is shown through its _asdict(), as before."""
+    with trace.capture() as result:
+        takes(WithAsDict(2))
+    assert result.roots[0].inputs["value"] == {"field_0": 0, "field_1": 1}
+
+
+class _Endless(Mapping[str, int]):
+    """A mapping whose items() never ends (stops after 10**6 here, so a failure is finite)."""
+
+    read = 0
+
+    def __getitem__(self, key: str) -> int:
+        return 0
+
+    def __len__(self) -> int:
+        return 1
+
+    def __iter__(self) -> Iterator[str]:
+        for i in itertools.count():
+            _Endless.read += 1
+            if i >= 1_000_000:
+                return
+            yield f"k{i}"
+
+
+def test_an_endless_attributes_mapping_is_read_up_to_a_bound(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """attributes= is read for at most 64 (<= max_items) + 1 pairs; the rest left, one warning."""
+    _Endless.read = 0
+    with caplog.at_level(logging.WARNING, logger="flow_xray"):
+
+        @trace(attributes=_Endless())
+        def step() -> None:
+            """A traced call with endless static attributes."""
+
+    limit = user_attribute_limit()
+    assert _Endless.read <= limit + 1
+    assert [r.getMessage() for r in caplog.records] == [
+        f"flow-xray: attributes= has more than {limit} items; keeping the first {limit}"
+    ]
+    with trace.capture() as result:
+        step()
+    user = [k for k in result.roots[0].attributes if k.startswith("k")]
+    assert len(user) == limit
+
+
+def test_a_million_attributes_cost_what_a_few_do(caplog: pytest.LogCaptureFixture) -> None:
+    """attributes= with 1M keys decorates and calls fast, with one warning and no SDK warning."""
+    many = {f"k{i}": i for i in range(1_000_000)}
+    with caplog.at_level(logging.WARNING):
+        started = time.perf_counter()
+
+        @trace(attributes=many)
+        def step() -> None:
+            """A traced call with a million static attributes."""
+
+        with trace.capture() as result:
+            step()
+            step()
+        elapsed = time.perf_counter() - started
+    assert elapsed < HANG_GUARD_S, f"{elapsed:.2f} s"
+    assert len(caplog.records) == 1
+    node = result.roots[0]
+    assert sum(k.startswith("k") for k in node.attributes) == user_attribute_limit()
+    assert node.kind == "chain" and node.inputs == {}  # flow-xray's own attributes all kept
+
+
+def test_annotate_with_a_million_keys_keeps_a_bounded_few() -> None:
+    """trace.annotate(**huge) records the first few keys and no SDK warning per key."""
+    many = {f"k{i}": i for i in range(1_000_000)}
+
+    @trace
+    def step() -> None:
+        trace.annotate(**many)
+
+    with trace.capture() as result:
+        step()
+    assert len(result.roots[0].meta) == user_attribute_limit()
+
+
+@pytest.mark.parametrize("name", list(WORST_ERRORS))
+def test_an_exception_with_big_args_is_recorded_without_materialising_them(name: str) -> None:
+    """KeyError, OSError, custom __str__ with 50 MB args: message built from bounded reprs."""
+    error = WORST_ERRORS[name]()
+
+    @trace
+    def fails() -> None:
+        raise error
+
+    tracemalloc.start()
+    try:
+        with trace.capture() as result, contextlib.suppress(BaseException):
+            fails()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 5_000_000, f"{name}: {peak:,} bytes"
+    node = result.roots[0]
+    assert node.error is not None and len(node.error) < 2_200
+    assert len(node.traceback or "") < 40_000
+
+
+@pytest.mark.parametrize(
+    ("error", "message"),
+    [
+        (KeyError("k" * 10_000_000), "KeyError: 'kkkkkkkk"),
+        (OSError(2, "No such file", "p" * 10**7), "FileNotFoundError: [Errno 2] No such file: 'p"),
+        (OSError(bytes(10_000_000)), "OSError: <bytes len=10000000 b'\\x00"),
+        (CustomStrError("a", "b" * 10_000_000), "CustomStrError: ('a', 'bbbb"),
+        (KeyError("k"), "KeyError: 'k'"),
+        (OSError(2, "No such file", "f.txt"), "FileNotFoundError: [Errno 2] No such file: 'f.txt'"),
+        (CustomStrError("small"), "CustomStrError: failed with ('small',)"),
+    ],
+)
+def test_exception_messages_keep_their_usual_form(error: BaseException, message: str) -> None:
+    """Big args are cut inside the message format users know; small ones are exactly str(exc)."""
+
+    @trace
+    def fails() -> None:
+        raise error
+
+    with trace.capture() as result, contextlib.suppress(BaseException):
+        fails()
+    assert (result.roots[0].error or "").startswith(message)
+
+
+class _Counted:
+    """An object that counts its __repr__ calls."""
+
+    calls = 0
+
+    def __repr__(self) -> str:
+        _Counted.calls += 1
+        return "Counted()"
+
+
+def _returned(value: Any) -> Any:
+    return value
+
+
+def _in_value_error(value: Any) -> Any:
+    raise ValueError(value)
+
+
+def _in_key_error(value: Any) -> Any:
+    raise KeyError(value)
+
+
+def _yielded(value: Any) -> Any:
+    yield value
+    raise ValueError(value)
+
+
+@pytest.mark.parametrize("form", [_returned, _in_value_error, _in_key_error, _yielded])
+def test_an_arguments_repr_runs_once_per_call(form: Callable[[Any], Any]) -> None:
+    """An argument also returned, yielded or carried by the exception has its __repr__ run once."""
+    traced = trace(form)
+    _Counted.calls = 0
+    with trace.capture() as result, contextlib.suppress(ValueError, KeyError):
+        value = traced(_Counted())
+        if form is _yielded:
+            list(value)
+    assert _Counted.calls == 1
+    node = result.roots[0]
+    assert node.inputs == {"value": "Counted()"}
+    assert node.error in (None, "ValueError: Counted()", "KeyError: Counted()")

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from opentelemetry import trace as trace_api
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from flow_xray import OtlpJsonFileExporter, TraceResult, trace
 from flow_xray.render.payload import read_page
+from flow_xray.serialize.encode import MAX_KEY_CHARS
 from flow_xray.serialize.text import writable, writable_data
 
 BAD = "report-\udc80.csv"
@@ -103,3 +108,79 @@ def test_foreign_spans_with_surrogates_are_written_and_exported(
     ]
     loaded = TraceResult.load(tmp_path / "o.jsonl")
     assert loaded.roots[0].name == "GET /\\udc80"
+
+
+def _own_provider_spans(run: Callable[[], object]) -> tuple[ReadableSpan, ...]:
+    """Run ``run`` under a user's own SDK provider; the spans it finished."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace_api.set_tracer_provider(provider)
+    run()
+    provider.shutdown()
+    return exporter.get_finished_spans()
+
+
+def test_attribute_and_annotation_keys_reach_a_users_otlp_exporter_escaped(
+    otel_globals: Callable[[], None], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Surrogates in attributes= and annotate keys are escaped, so OTLP encodes every key."""
+
+    @trace(attributes={"file-\udc80": 1})
+    def step() -> None:
+        trace.annotate(**{"note-\udc80": "x"})
+
+    spans = _own_provider_spans(step)
+    keys = set(spans[0].attributes or {})
+    assert {"file-\\udc80", "flow_xray.meta.note-\\udc80"} <= keys
+    with caplog.at_level(logging.ERROR):
+        encoded = encode_spans(spans)  # what a user's OTLP exporter sends
+    assert not caplog.records
+    sent = {kv.key for kv in encoded.resource_spans[0].scope_spans[0].spans[0].attributes}
+    assert keys == sent
+
+
+def test_attribute_keys_are_capped_and_non_string_keys_converted(
+    otel_globals: Callable[[], None],
+) -> None:
+    """A huge key is cut to MAX_KEY_CHARS with a marker; other key types become text, none lost."""
+
+    class Key:
+        def __repr__(self) -> str:
+            raise RuntimeError("no repr")
+
+    @trace(attributes={"k" * 1_000_000: 1, 7: 2, None: 3, Key(): 4})
+    def step() -> None:
+        trace.annotate(**{"m" * 1_000_000: 5})
+
+    spans = _own_provider_spans(step)
+    attributes = dict(spans[0].attributes or {})
+    long_keys = [k for k in attributes if k.startswith(("kkk", "flow_xray.meta.mmm"))]
+    assert len(long_keys) == 2
+    assert all(k.endswith("…[truncated]") and len(k) < MAX_KEY_CHARS + 40 for k in long_keys)
+    assert attributes["7"] == 2 and attributes["null"] == 3
+    assert attributes["<Key object (repr failed: RuntimeError)>"] == 4
+
+
+def test_foreign_ints_beyond_int64_are_exported_as_text(
+    tmp_path: Path, otel_globals: Callable[[], None], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Another instrumentation's 2**70 or 10**5000 attribute reaches the OTLP JSON file as text."""
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OtlpJsonFileExporter(tmp_path / "o.jsonl")))
+    tracer = provider.get_tracer("other.instrumentation")
+    attributes = {"big": 2**70, "huge": 10**5000, "mixed": [1, -(2**64)], "small": 5}
+    with caplog.at_level(logging.ERROR), tracer.start_as_current_span("s", attributes=attributes):
+        trace_api.get_current_span().add_event("e", {"b": 2**64})
+    provider.shutdown()
+    assert not caplog.records
+    line = json.loads((tmp_path / "o.jsonl").read_text(encoding="utf-8"))
+    span = line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    values = {a["key"]: a["value"] for a in span["attributes"]}
+    assert values["big"] == {"stringValue": str(2**70)}
+    assert values["huge"] == {"stringValue": "<int bits=16610>"}
+    assert values["mixed"] == {
+        "arrayValue": {"values": [{"stringValue": "1"}, {"stringValue": str(-(2**64))}]}
+    }
+    assert values["small"] == {"intValue": "5"}
+    assert span["events"][0]["attributes"] == [{"key": "b", "value": {"stringValue": str(2**64)}}]

@@ -23,17 +23,42 @@ class ReprCounter:
 
 
 class WithAsDict:
-    """A record exposing ``_asdict()`` whose dict holds a million entries."""
+    """A record of ``size`` fields whose ``_asdict()`` builds its dict on each call (and counts)."""
 
-    def __init__(self) -> None:
-        self.data = {i: i for i in range(1_000_000)}
+    calls = 0
 
-    def _asdict(self) -> dict[int, int]:
-        return self.data
+    def __init__(self, size: int = 1_000_000) -> None:
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def _asdict(self) -> dict[str, int]:
+        WithAsDict.calls += 1
+        return {f"field_{i}": i for i in range(self.size)}
 
 
 class HugeArgsError(Exception):
     """An exception carrying 50 MB of bytes in its args."""
+
+
+class CustomStrError(Exception):
+    """An exception with its own ``__str__`` over its args (a common pattern)."""
+
+    def __str__(self) -> str:
+        return f"failed with {self.args!r}"
+
+
+# Exceptions carrying 50 MB, built fresh for each use: raising one through a traced
+# call must cost what raising a small one does (``str(exc)`` would build 50-200 MB).
+WORST_ERRORS: dict[str, Callable[[], BaseException]] = {
+    "Exception(50 MB bytes)": lambda: HugeArgsError(bytes(50_000_000)),
+    "KeyError(50 MB str)": lambda: KeyError("k" * 50_000_000),
+    "KeyError(50 MB bytes)": lambda: KeyError(bytes(50_000_000)),
+    "OSError(2, msg, 50 MB path)": lambda: OSError(2, "No such file", "p" * 50_000_000),
+    "custom __str__ (50 MB bytes)": lambda: CustomStrError(bytes(50_000_000)),
+    "custom __str__ (list of 1M)": lambda: CustomStrError(list(range(1_000_000))),
+}
 
 
 class FakeFrame:

@@ -25,6 +25,7 @@ from typing import Any, Final
 
 from flow_xray import attributes as A
 from flow_xray.llm import pricing
+from flow_xray.serialize.encode import safe_repr
 
 _log = logging.getLogger("flow_xray")
 
@@ -309,19 +310,28 @@ def usage_from_response(obj: Any) -> Usage | None:
         return None
 
 
+# Token counts are 64-bit attribute ints; a bigger "count" is a bug in the caller.
+_MAX_TOKENS: Final = 1 << 63
+
+
+def _shown(value: object) -> str:
+    """A bad argument as a warning shows it: a short repr that cannot fail (the value can)."""
+    return safe_repr(value, 80)
+
+
 def _tokens(name: str, value: object) -> int | None:
     if value is None:
         return None
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _MAX_TOKENS:
         return int(value)
-    _log.warning("flow_xray: ignoring %s=%r (expected an int >= 0)", name, value)
+    _log.warning("flow_xray: ignoring %s=%s (expected an int >= 0)", name, _shown(value))
     return None
 
 
 def _text(name: str, value: object) -> str | None:
     if value is None or (isinstance(value, str) and value):
         return value
-    _log.warning("flow_xray: ignoring %s=%r (expected a non-empty str)", name, value)
+    _log.warning("flow_xray: ignoring %s=%s (expected a non-empty str)", name, _shown(value))
     return None
 
 
@@ -356,11 +366,14 @@ def make_usage(
     """
     cost: float | None = None
     if cost_usd is not None:
-        valid = isinstance(cost_usd, (int, float)) and not isinstance(cost_usd, bool)
-        if valid and math.isfinite(cost_usd) and cost_usd >= 0:
-            cost = float(cost_usd)
+        number = isinstance(cost_usd, (int, float)) and not isinstance(cost_usd, bool)
+        # An int beyond float range (10**400) is no cost either; float() would raise.
+        value = float(cost_usd) if number and abs(cost_usd) < 1e300 else math.nan
+        if math.isfinite(value) and value >= 0:
+            cost = value
         else:
-            _log.warning("flow_xray: ignoring cost_usd=%r (expected a number >= 0)", cost_usd)
+            shown = _shown(cost_usd)
+            _log.warning("flow_xray: ignoring cost_usd=%s (expected a number >= 0)", shown)
     return Usage(
         model=_text("model", model),
         provider=_text("provider", provider),

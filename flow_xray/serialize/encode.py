@@ -120,8 +120,11 @@ def safe_repr(value: Any, max_chars: int) -> str:
     """Return ``repr(value)`` cut to `max_chars` (plus marker); never raises.
 
     Memory addresses (`` at 0x7f…``) are dropped so output is deterministic.
-    A failing ``__repr__`` gives ``"<TypeName object (repr failed: ExcType)>"``.
+    A failing ``__repr__`` gives ``"<TypeName object (repr failed: ExcType)>"``;
+    an int too big to print (over 1024 bits) ``"<int bits=N>"``.
     """
+    if type(value) is int and int.bit_length(value) > _MAX_INT_BITS:
+        return f"<int bits={int.bit_length(value)}>"
     try:
         text = repr(value)
     except Exception as exc:

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from flow_xray import attributes as attr
+from flow_xray.serialize.encode import safe_repr
+from flow_xray.serialize.text import writable
 from flow_xray.tracing.recording import user_attribute_limit
 
 logger = logging.getLogger("flow_xray")
@@ -48,10 +50,15 @@ class TraceOptions:
         ``attributes=`` is read up to 64 pairs (fewer if ``max_items`` is
         lower), so a huge or endless mapping costs what a small one does.
         """
-        if isinstance(kind, str) and kind.lower() not in attr.KINDS:
+        try:
+            kind = writable(str(kind).lower())
+        except Exception:
+            kind = "chain"
+        if kind not in attr.KINDS:
             logger.warning("flow-xray: unknown span kind %r; recorded as given", kind)
         if name is not None and not isinstance(name, str):
-            logger.warning("flow-xray: span name %r is not a str; using the function's name", name)
+            shown = safe_repr(name, 80)
+            logger.warning("flow-xray: span name %s is not a str; using the function's name", shown)
             name = None
         pairs: tuple[tuple[Any, Any], ...] = ()
         try:
@@ -66,7 +73,7 @@ class TraceOptions:
             excluded = ()
         return cls(
             name=name,
-            kind=str(kind).lower(),
+            kind=kind,
             capture_input=bool(capture_input),
             capture_output=bool(capture_output),
             exclude=excluded,

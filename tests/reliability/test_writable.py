@@ -184,3 +184,43 @@ def test_foreign_ints_beyond_int64_are_exported_as_text(
     }
     assert values["small"] == {"intValue": "5"}
     assert span["events"][0]["attributes"] == [{"key": "b", "value": {"stringValue": str(2**64)}}]
+
+
+class _NoRepr:
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+def test_usage_with_hostile_values_drops_them_with_readable_warnings(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """trace.usage(model=<no repr>, tokens=10**5000, cost=10**400): warnings that format, no loss.
+
+    The valid fields still reach the span; each bad one is one warning naming it.
+    """
+
+    @trace
+    def step() -> None:
+        trace.usage(model=_NoRepr(), input_tokens=10**5000, output_tokens=3, cost_usd=10**400)
+
+    with caplog.at_level(logging.DEBUG, logger="flow_xray"), trace.capture() as result:
+        step()
+    messages = [r.getMessage() for r in caplog.records]  # each one formats
+    assert messages == [
+        "flow_xray: ignoring cost_usd=<int bits=1329> (expected a number >= 0)",
+        "flow_xray: ignoring model=<_NoRepr object (repr failed: RuntimeError)> "
+        "(expected a non-empty str)",
+        "flow_xray: ignoring input_tokens=<int bits=16610> (expected an int >= 0)",
+    ]
+    assert result.roots[0].meta["completion_tokens"] == 3
+
+
+def test_a_span_kind_with_a_surrogate_is_written_escaped(otel_globals: Callable[[], None]) -> None:
+    """@trace(kind="tool\\udc80") records the kind escaped, so every exporter encodes it."""
+
+    @trace(kind="tool\udc80")
+    def step() -> None:
+        pass
+
+    spans = _own_provider_spans(step)
+    assert (spans[0].attributes or {})["openinference.span.kind"] == "TOOL\\UDC80"

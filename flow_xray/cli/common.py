@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 import traceback
 import webbrowser
@@ -146,11 +145,12 @@ def parse_headers(pairs: Sequence[str]) -> dict[str, str] | None:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            # The value may be a credential: show only what reads as the header's name.
-            name = re.split(r"[\s:=]", pair.strip(), maxsplit=1)[0][:40]
-            shown = repr(name) if name == pair.strip() else f"{name!r}…"
+            from flow_xray.sdk.otlp import shown_header
+
+            # The value may be a credential (``TOKEN`` alone): show only a name, if any.
             raise click.BadParameter(
-                f"{shown} is not K=V (write NAME=VALUE)", param_hint="'--otlp-header'"
+                f"{shown_header(pair)} is not K=V (write NAME=VALUE)",
+                param_hint="'--otlp-header'",
             )
         headers[key.strip()] = value.strip()
     return headers or None

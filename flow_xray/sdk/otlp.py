@@ -29,7 +29,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 from flow_xray.errors import ConfigurationError
-from flow_xray.sdk.span_text import writable_spans
+from flow_xray.sdk.span_text import exportable_spans
 from flow_xray.serialize import get_limits, scrub_text
 
 logger = logging.getLogger("flow_xray")
@@ -78,6 +78,37 @@ def _env(*names: str) -> tuple[str, str] | None:
     return None
 
 
+def shown_header(item: str) -> str:
+    """A malformed header item as an error may show it: its name, never its value.
+
+    ``Authorization: Bearer x`` shows as ``'Authorization'…``; an item with no
+    ``=``, ``:`` or blank (``TOKEN``) may be the credential itself, so only its
+    length is shown.
+    """
+    text = item.strip()
+    parts = re.split(r"[\s:=]", text, maxsplit=1)
+    if len(parts) == 1:
+        return f"an item of {len(text)} character{'s' if len(text) != 1 else ''} without '='"
+    return f"{parts[0][:40]!r}…" if parts[0] else "an item without a name"
+
+
+def shown_endpoint(url: str) -> str:
+    """An endpoint as an error may show it: a ``user:password@`` part's password (or a lone
+    ``token@``) replaced, whatever characters it holds, and credentials scrubbed.
+
+    ``http://u:p/a#s@host:x`` shows as ``http://u:[REDACTED:url-password]@host:x``.
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    at = rest.rfind("@")
+    if at >= 0:
+        user, colon, _ = rest[:at].partition(":")
+        userinfo = f"{user}:[REDACTED:url-password]" if colon else "[REDACTED:url-userinfo]"
+        rest = f"{userinfo}@{rest[at + 1 :]}"
+    return scrub_text(f"{scheme}{sep}{rest}", get_limits())
+
+
 def parse_headers(text: str, source: str) -> dict[str, str]:
     """Parse ``k1=v1,k2=v2`` (values percent-decoded, as in ``OTEL_EXPORTER_OTLP_HEADERS``).
 
@@ -91,7 +122,9 @@ def parse_headers(text: str, source: str) -> dict[str, str]:
         key, sep, value = item.partition("=")
         key = unquote(key).strip()
         if not sep or not key or any(ch.isspace() for ch in key):
-            raise ConfigurationError(f"{source}: header {item.strip()!r} is not of the form K=V")
+            raise ConfigurationError(
+                f"{source}: header {shown_header(item)} is not of the form K=V"
+            )
         headers[key.lower()] = unquote(value).strip()
     return headers
 
@@ -104,7 +137,8 @@ def _headers_from(value: Mapping[str, str] | str | None) -> dict[str, str] | Non
     result: dict[str, str] = {}
     for key, item in value.items():
         if not isinstance(key, str) or not key.strip() or not isinstance(item, str):
-            raise ConfigurationError(f"headers: {key!r}={item!r} is not a string K=V pair")
+            shown = shown_header(key) if isinstance(key, str) else type(key).__name__
+            raise ConfigurationError(f"headers: {shown}=… is not a string K=V pair")
         if any(ch.isspace() for ch in key.strip()):  # as parse_headers: gRPC and HTTP refuse it
             raise ConfigurationError(f"headers: header name {key.strip()!r} contains a space")
         result[key.strip().lower()] = item
@@ -160,10 +194,13 @@ def resolve_target(
     try:
         port = parts.port
     except ValueError as exc:
-        raise ConfigurationError(f"{source}: bad port in OTLP endpoint {endpoint!r}") from exc
+        raise ConfigurationError(
+            f"{source}: bad port in OTLP endpoint {shown_endpoint(endpoint)!r}"
+        ) from exc
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigurationError(
-            f"{source}: OTLP endpoint {endpoint!r} is not an http(s)://host[:port] URL"
+            f"{source}: OTLP endpoint {shown_endpoint(endpoint)!r} "
+            "is not an http(s)://host[:port] URL"
         )
     path = parts.path.rstrip("/")
     chosen = resolve_protocol(protocol)
@@ -173,7 +210,7 @@ def resolve_target(
     if chosen == GRPC:
         if path:
             raise ConfigurationError(
-                f"{source}: a gRPC OTLP endpoint has no path, got {endpoint!r} "
+                f"{source}: a gRPC OTLP endpoint has no path, got {shown_endpoint(endpoint)!r} "
                 "(for OTLP/HTTP pass protocol='http/protobuf')"
             )
         url = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
@@ -265,7 +302,7 @@ class LossCountingExporter(SpanExporter, _LogSink):
             return SpanExportResult.FAILURE
         previous, _scope.sink = _scope.sink, self
         try:
-            result = self._inner.export(writable_spans(spans))
+            result = self._inner.export(exportable_spans(spans))
         except Exception as exc:  # an exporter bug must not kill the batch worker
             self.last_error = f"{type(exc).__name__}: {exc}"
             _debug_log.debug("export raised", exc_info=True)

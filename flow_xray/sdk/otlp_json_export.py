@@ -22,7 +22,7 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from flow_xray.sdk.span_text import writable_spans
+from flow_xray.sdk.span_text import exportable_spans
 
 _ID_KEYS = ("traceId", "spanId", "parentSpanId")
 
@@ -69,7 +69,7 @@ class OtlpJsonFileExporter(SpanExporter):
         """Write ``spans`` as one line; FAILURE once shut down."""
         if not spans:
             return SpanExportResult.SUCCESS
-        document = spans_to_otlp_json(writable_spans(spans))
+        document = spans_to_otlp_json(exportable_spans(spans))
         line = json.dumps(document, separators=(",", ":"), allow_nan=True)
         with self._lock:
             if self._file is None:

@@ -1,12 +1,16 @@
-"""Spans OTLP can encode: foreign spans' lone surrogates escaped, their huge ints made text.
+"""Spans ready for export: foreign spans' secrets scrubbed, surrogates escaped, huge ints text.
 
-flow-xray's own attributes are already writable (they pass `flow_xray.serialize`);
-spans of other instrumentations may carry lone surrogates in their name,
-attributes, events or status, or ints beyond 64 bits in attribute values, and
-the OTLP protobuf encoder then drops the attribute (printing a traceback) or
-fails the whole batch. `writable_spans` returns the batch as it is when
-nothing needs changing (a type and ``isascii`` or range check per value), and
-otherwise a copy of just the spans that do.
+flow-xray's own attributes are already writable and scrubbed (they pass
+`flow_xray.serialize`). Spans of other instrumentations (OpenInference, the
+OpenAI instrumentation, raw OpenTelemetry) carry what their library saw:
+credentials in headers, URLs, connection strings and exception text; lone
+surrogates in their name, attributes, events or status, or ints beyond 64 bits
+in attribute values, on which the OTLP protobuf encoder drops the attribute
+(printing a traceback) or fails the whole batch. `exportable_spans` gives
+flow-xray's exporters (OTLP, the OTLP JSON file) the batch as it is when
+nothing needs changing (a cached name verdict per key, a quick pre-check and
+an ``isascii`` or range test per value), and otherwise a copy of just the
+spans that do.
 """
 
 from __future__ import annotations
@@ -18,8 +22,11 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.trace import Status
 
+from flow_xray.serialize import Limits, get_limits, scrub_text
 from flow_xray.serialize.encode import int_attribute
 from flow_xray.serialize.text import has_unwritable, writable, writable_data
+from flow_xray.tracing.state import TRACER_NAME
+from flow_xray.tree.readers import scrub_attributes
 
 _INT64 = 1 << 63
 
@@ -27,7 +34,7 @@ _INT64 = 1 << 63
 def _bad_scalar(value: Any) -> bool:
     if isinstance(value, str):
         return has_unwritable(value)
-    return type(value) is int and not -_INT64 <= value < _INT64
+    return type(value) is int and not -_INT64 <= value < _INT64  # OTLP ints are 64-bit
 
 
 def _bad(value: Any) -> bool:
@@ -68,6 +75,41 @@ def _attributes(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
     return out
 
 
+def _foreign(span: ReadableSpan) -> bool:
+    scope = span.instrumentation_scope
+    return scope is None or scope.name != TRACER_NAME
+
+
+def _scrubbed(span: ReadableSpan, limits: Limits) -> ReadableSpan:
+    """``span`` itself when it holds no secret, else a copy with them replaced."""
+    attributes = scrub_attributes(span.attributes or {}, limits)
+    events = [(e, scrub_attributes(e.attributes or {}, limits)) for e in span.events]
+    name = scrub_text(span.name, limits)
+    description = span.status.description
+    status = scrub_text(description, limits) if description else description
+    if (
+        attributes is None
+        and all(clean is None for _, clean in events)
+        and name is span.name
+        and status is description
+    ):
+        return span
+    return ReadableSpan(
+        name=name,
+        context=span.context,
+        parent=span.parent,
+        resource=span.resource,
+        attributes=span.attributes if attributes is None else attributes,
+        events=[e if clean is None else Event(e.name, clean, e.timestamp) for e, clean in events],
+        links=span.links,
+        kind=span.kind,
+        status=Status(span.status.status_code, status),
+        start_time=span.start_time,
+        end_time=span.end_time,
+        instrumentation_scope=span.instrumentation_scope,
+    )
+
+
 def _escaped(span: ReadableSpan) -> ReadableSpan:
     status = span.status
     return ReadableSpan(
@@ -88,17 +130,36 @@ def _escaped(span: ReadableSpan) -> ReadableSpan:
     )
 
 
-def writable_spans(spans: Sequence[ReadableSpan]) -> Sequence[ReadableSpan]:
-    """``spans`` with lone surrogates escaped and ints beyond 64 bits as text.
-
-    See `flow_xray.serialize.text.writable` and `flow_xray.serialize.encode.int_attribute`.
-    """
+def _exportable(span: ReadableSpan, limits: Limits) -> ReadableSpan:
     try:
-        if not any(_needs_escaping(s) for s in spans):
-            return spans
-        return [_escaped(s) if _needs_escaping(s) else s for s in spans]
-    except Exception:  # an odd span is exported as it is; the SDK encoder copes or drops it
-        return spans
+        if limits.redact and _foreign(span):
+            span = _scrubbed(span, limits)
+    except Exception:  # an odd span is exported unscrubbed rather than breaking the batch
+        pass
+    try:
+        return _escaped(span) if _needs_escaping(span) else span
+    except Exception:  # the SDK encoder copes with it or drops it
+        return span
 
 
-__all__ = ["writable_spans"]
+def exportable_spans(spans: Sequence[ReadableSpan]) -> Sequence[ReadableSpan]:
+    """``spans`` with foreign spans' secrets scrubbed, surrogates escaped, huge ints as text.
+
+    Secrets: the rules of `flow_xray.serialize.secrets` under the process-wide
+    limits (`scrub_attributes`), applied to the attributes, event attributes,
+    name and status message of spans from other tracers. Surrogates: see
+    `flow_xray.serialize.text.writable`. The batch itself comes back when no
+    span needed any of it.
+    """
+    limits = get_limits()
+    out: list[ReadableSpan] | None = None
+    for at, span in enumerate(spans):
+        ready = _exportable(span, limits)
+        if ready is not span:
+            if out is None:
+                out = list(spans)
+            out[at] = ready
+    return spans if out is None else out
+
+
+__all__ = ["exportable_spans"]

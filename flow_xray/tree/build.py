@@ -20,7 +20,7 @@ from flow_xray import attributes as attr, jsontext
 from flow_xray.llm.pricing import cost_usd
 from flow_xray.tree.accounting import analyze
 from flow_xray.tree.model import TraceNode, TraceResult, lazy_nodes, new_node
-from flow_xray.tree.readers import clean_error_type, error_text, promote_messages
+from flow_xray.tree.readers import clean_error_type, error_text, promote_messages, scrub_foreign
 from flow_xray.tree.spans import SpanRecord, SpanStore
 
 
@@ -284,6 +284,7 @@ def _cut_cycles(nodes: Sequence[TraceNode], parents: list[int]) -> None:
 
 def to_node(record: SpanRecord, origin_ns: int) -> TraceNode:
     """Turn one span record into a childless `TraceNode`."""
+    record = scrub_foreign(record)  # other instrumentations' secrets (tree/readers.py)
     attrs = record.attributes
     # Split flow-xray's first-class keys from user metadata and the rest, by a
     # plan made once per set of keys (spans of one function share theirs).

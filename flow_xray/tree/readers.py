@@ -12,17 +12,33 @@ the node's ``inputs["messages"]`` / ``output["messages"]`` as
 
 A failed span that carries no message and no exception event still says why:
 its ``error.type`` and ``http.response.status_code`` (``rate_limit_error: HTTP 429``).
+
+Other instrumentations write whatever their library saw (request headers,
+connection strings, exception text), unscrubbed: `scrub_foreign` applies
+flow-xray's redaction rules (`flow_xray.serialize.secrets`) to their spans
+before they become nodes, and `scrub_attributes` to any attribute mapping.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Final
 
 from flow_xray import attributes as attr, jsontext
+from flow_xray.serialize.limits import Limits, get_limits
+from flow_xray.serialize.secrets import REDACTED, is_secret_name, scrub_text
+from flow_xray.tree.spans import EventRecord, SpanRecord
 
-__all__ = ["clean_error_type", "error_text", "promote_messages"]
+__all__ = [
+    "clean_error_type",
+    "error_text",
+    "promote_messages",
+    "scrub_attributes",
+    "scrub_foreign",
+    "scrub_value",
+]
 
 _GENAI_IN: Final = "gen_ai.input.messages"
 _GENAI_OUT: Final = "gen_ai.output.messages"
@@ -176,3 +192,131 @@ def _flat(others: MutableMapping[str, Any], prefix: str) -> list[dict[str, Any]]
 
 def _as_int(text: str) -> int:
     return int(text) if text.isdigit() else 0
+
+
+# --- secrets in other instrumentations' spans ---------------------------------
+def scrub_foreign(record: SpanRecord) -> SpanRecord:
+    """``record`` with secrets scrubbed when another instrumentation wrote it.
+
+    flow-xray's own spans were scrubbed when their values were written; a span
+    carrying ``otel.scope.name`` (another tracer's: OpenInference, the OpenAI
+    instrumentation, raw OpenTelemetry) was not. Its attributes, event
+    attributes, status message and name get the same rules as our values (see
+    `scrub_attributes`) under the process-wide limits. Returns ``record``
+    itself when nothing needs scrubbing (the common case: no copy is made).
+    """
+    attributes = record.attributes
+    if attr.OTEL_SCOPE_NAME not in attributes:
+        return record
+    limits = get_limits()
+    if not limits.redact:
+        return record
+    changes: dict[str, Any] = {}
+    scrubbed = scrub_attributes(attributes, limits)
+    if scrubbed is not None:
+        changes["attributes"] = scrubbed
+    events = [_scrub_event(event, limits) for event in record.events]
+    if any(new is not old for new, old in zip(events, record.events, strict=True)):
+        changes["events"] = tuple(events)
+    for field in ("name", "status_message"):
+        text = getattr(record, field)
+        clean = scrub_text(text, limits) if isinstance(text, str) else text
+        if clean is not text:
+            changes[field] = clean
+    return dataclasses.replace(record, **changes) if changes else record
+
+
+def _scrub_event(event: EventRecord, limits: Limits) -> EventRecord:
+    scrubbed = scrub_attributes(event.attributes, limits)
+    return event if scrubbed is None else dataclasses.replace(event, attributes=scrubbed)
+
+
+def scrub_attributes(attributes: Mapping[str, Any], limits: Limits) -> dict[str, Any] | None:
+    """A copy of ``attributes`` with secrets replaced, or None when there is none.
+
+    A key that names a secret (`is_secret_name`: ``http.request.header.authorization``,
+    ``api_key``) has its value replaced by ``"[REDACTED]"``; credentials inside
+    string values (and in strings inside sequences and nested mappings, whose
+    secret-named keys are redacted too) become ``"[REDACTED:<kind>]"``. A JSON
+    text (``input.value``, ``llm.invocation_parameters``) stays valid JSON.
+    Nothing is copied when nothing changes: a cached name verdict per key and
+    `scrub_text`'s quick pre-check per string.
+    """
+    if not limits.redact:
+        return None
+    out: dict[str, Any] | None = None
+    for key, value in attributes.items():
+        if isinstance(key, str) and is_secret_name(key, limits):
+            new: Any = value if value == REDACTED else REDACTED
+        else:
+            new = scrub_value(value, limits)
+        if new is not value:
+            if out is None:
+                out = dict(attributes)
+            out[key] = new
+    return out
+
+
+def scrub_value(value: Any, limits: Limits) -> Any:
+    """``value`` (a string, a sequence, nested data) with secrets replaced; itself when clean.
+
+    A changed sequence comes back as a list. Iterative, so data nested as deep
+    as a trace file's does not hit the recursion limit.
+    """
+    if isinstance(value, str):
+        return _scrub_string(value, limits)
+    if not isinstance(value, (tuple, list, dict)) or not _has_secret(value, limits):
+        return value
+    root: list[Any] = [value]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    while stack:
+        holder, slot = stack.pop()
+        item = holder[slot]
+        if isinstance(item, str):
+            holder[slot] = _scrub_string(item, limits)
+        elif isinstance(item, (tuple, list)):
+            holder[slot] = items = list(item)
+            stack.extend((items, i) for i in range(len(items)))
+        elif isinstance(item, dict):
+            copy = dict(item)
+            for key in copy:
+                if isinstance(key, str) and is_secret_name(key, limits):
+                    copy[key] = REDACTED
+                else:
+                    stack.append((copy, key))
+            holder[slot] = copy
+    return root[0]
+
+
+def _has_secret(value: Any, limits: Limits) -> bool:
+    """Whether anything inside ``value`` would be scrubbed (walked iteratively)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if scrub_text(item, limits) is not item:
+                return True
+        elif isinstance(item, (tuple, list)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            for key, member in item.items():
+                if isinstance(key, str) and is_secret_name(key, limits) and member != REDACTED:
+                    return True
+                stack.append(member)
+    return False
+
+
+def _scrub_string(text: str, limits: Limits) -> str:
+    """``scrub_text``, but a JSON text whose scrubbing would break it is scrubbed as data."""
+    scrubbed = scrub_text(text, limits)
+    if scrubbed is text or text[:1] not in ("{", "["):
+        return scrubbed
+    try:
+        data = jsontext.loads(text)
+    except ValueError:
+        return scrubbed
+    clean = scrub_value(data, limits)
+    try:
+        return jsontext.dumps(clean)
+    except (TypeError, ValueError):
+        return scrubbed

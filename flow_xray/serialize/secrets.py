@@ -15,13 +15,15 @@ Two rule sets, both on by default (``Limits.redact``):
   exception messages, tracebacks, CLI messages) are replaced by
   ``[REDACTED:<kind>]``, the kind naming what was removed (`VALUE_RULES`):
   provider keys, bearer / basic credentials, JWTs, URL passwords (user and
-  host kept), cloud and VCS tokens, private-key blocks.
-  ``Limits.redact_value_patterns`` adds regexes (kind ``custom``).
+  host kept), signed-URL signatures, webhook URLs, cloud and VCS tokens,
+  private-key blocks. ``Limits.redact_value_patterns`` adds regexes (kind
+  ``custom``).
 
 ``Limits.redact_allow`` lists names (compared case- and separator-insensitively)
 that are never secret, and format kinds that are not scrubbed. Cost: names are
-classified once each (cached); a string is searched only when a cheap
-substring test says it could hold a credential.
+classified once each (cached); a string is searched for a rule's triggers only
+when one character class says it could hold a credential and it holds each
+trigger's uncommon characters; ``name=value`` pairs are found in one pass.
 """
 
 from __future__ import annotations
@@ -318,7 +320,7 @@ def _assignments(text: str, limits: Limits) -> str:
     """
     backwards = text[::-1]
     cache = secret_name_cache(limits)
-    for name in _NAME_BEFORE_SEPARATOR.findall(backwards):
+    for name in set(_NAME_BEFORE_SEPARATOR.findall(backwards)):  # each name once
         name = name[::-1]
         verdict = cache.get(name)
         if verdict or (verdict is None and is_secret_name(name, limits)):

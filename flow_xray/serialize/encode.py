@@ -40,7 +40,15 @@ from typing import Any, Final
 from flow_xray.attributes import MIME_JSON, MIME_TEXT
 from flow_xray.serialize.limits import Limits, get_limits
 from flow_xray.serialize.secrets import REDACTED, is_secret_name, scrub_text, secret_name_cache
-from flow_xray.serialize.shapes import array_summary, buffer_summary, fields, is_opaque, length
+from flow_xray.serialize.shapes import (
+    array_summary,
+    buffer_summary,
+    cheap_repr,
+    exception_args,
+    fields,
+    is_opaque,
+    length,
+)
 from flow_xray.serialize.text import writable
 
 # Every cut starts with this: ``…[truncated 12,345 chars]`` for text, ``…[truncated]``
@@ -348,10 +356,22 @@ class _Walker:
             return self.text(str(value))
         if isinstance(value, (Sequence, ValuesView)) and not isinstance(value, type):
             return self._sequence(value, iter(value), length(value), depth)
+        if isinstance(value, BaseException):
+            return self.text(self._exception(value))
         size = length(value)
         if size is not None and size > _REPR_MAX_LEN:  # its repr would be as big: summarise
             return self.text(_summary(value, size))
         return self.text(self.repr(value))
+
+    def _exception(self, value: BaseException) -> str:
+        """An exception's repr, ``Type(args)``, from bounded reprs of its args when they are big."""
+        args = exception_args(value)
+        if cheap_repr(args):
+            return self.repr(value)
+        shown = [bounded_repr(a, self.limits, self.string_cap, self.reprs) for a in args[:20]]
+        if len(args) > 20:
+            shown.append(f"{CUT} +{len(args) - 20} more items")
+        return f"{_type_name(value)}({', '.join(shown)})"
 
     def repr(self, value: Any) -> str:
         """``safe_repr`` of ``value``, computed once per call (see `Reprs`)."""
@@ -443,6 +463,30 @@ def repr_once(value: Any, max_chars: int, reprs: Reprs | None) -> str:
         return text
     text = found[1]
     return text if len(text) <= max_chars else text[:max_chars] + CUT
+
+
+_PLAIN_REPR: Final = frozenset({str, int, float, bool, type(None), bytes})
+
+
+def bounded_repr(value: Any, limits: Limits, max_chars: int, reprs: Reprs | None = None) -> str:
+    """``repr(value)`` without rendering big contents: long text cut, big values summarised.
+
+    Cheap reprs (`cheap_repr`) are the real one (once per call, from `reprs`);
+    a long str is the repr of its head plus the marker; anything else big is
+    the repr of its bounded walk (`to_jsonable`: ``<bytes len=50000000 …>``,
+    lists cut with a count). Never raises.
+    """
+    try:
+        if type(value) is str and len(value) > max_chars:
+            return repr(value[:max_chars]) + truncated(len(value) - max_chars)
+        if cheap_repr(value):
+            if type(value) in _PLAIN_REPR:
+                return repr(value)[: max_chars + 64]
+            return repr_once(value, limits.max_string, reprs)[: max_chars + 64]
+        converted = to_jsonable(value, limits, reprs)
+        return converted if isinstance(converted, str) else safe_repr(converted, max_chars)
+    except Exception as exc:
+        return f"<{_type_name(value)} object (repr failed: {_type_name(exc)})>"
 
 
 def to_jsonable(value: Any, limits: Limits, reprs: Reprs | None = None) -> Any:

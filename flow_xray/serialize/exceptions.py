@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Final
 
-from flow_xray.serialize.encode import CUT, Reprs, repr_once, safe_repr, to_jsonable, truncated
+from flow_xray.serialize.encode import CUT, Reprs, bounded_repr, repr_once, safe_repr, to_jsonable
 from flow_xray.serialize.limits import Limits
-from flow_xray.serialize.shapes import length
+from flow_xray.serialize.shapes import cheap_repr, exception_args
 
 _PACKAGE: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _EXAMPLES: Final = os.path.join(_PACKAGE, "examples") + os.sep
@@ -78,12 +78,12 @@ def exception_message(
     reprs of the args instead, in the format the class's own would use.
     """
     kind = type(exc)
-    args = _args(exc)
+    args = exception_args(exc)
     if kind.__str__ is KeyError.__str__ and len(args) == 1:
-        return _arg_repr(args[0], limits, max_chars, reprs)
+        return bounded_repr(args[0], limits, max_chars, reprs)
     if kind.__str__ is not BaseException.__str__:
         shown = (*args, exc.filename, exc.filename2) if isinstance(exc, OSError) else args
-        if not _small(shown, _SMALL_BUDGET, 0):  # OSError's str shows its file names too
+        if not cheap_repr(shown):  # OSError's str shows its file names too
             return _from_args(exc, args, limits, max_chars, reprs)
         try:
             return _head(str(exc), max_chars)
@@ -98,59 +98,6 @@ def exception_message(
         converted = to_jsonable(arg, limits, reprs)
         return converted if isinstance(converted, str) else safe_repr(converted, max_chars)
     return safe_repr(tuple(to_jsonable(a, limits, reprs) for a in args[:20]), max_chars)
-
-
-# What the args of an exception may add up to (chars, roughly) before ``str(exc)`` is avoided.
-_SMALL_BUDGET: Final = 16_384
-_SMALL_DEPTH: Final = 4
-_SCALARS: Final = (float, bool, type(None))
-_PLAIN: Final = frozenset({str, int, float, bool, type(None), bytes})
-
-
-def _args(exc: BaseException) -> tuple[object, ...]:
-    try:
-        args = exc.args
-    except Exception:
-        return ()
-    return args if isinstance(args, tuple) else ()
-
-
-def _small(value: object, budget: int, depth: int) -> bool:
-    """Whether ``repr(value)`` is cheap: a bounded look (at most about `budget` steps)."""
-    return _left(value, budget, depth) >= 0
-
-
-def _left(value: object, budget: int, depth: int) -> int:
-    kind = type(value)
-    if kind is str or kind is bytes or kind is bytearray:
-        return budget - len(value)  # type: ignore[arg-type]
-    if kind is int:
-        return budget - int.bit_length(value) // 3 - 1  # type: ignore[arg-type]
-    if kind in _SCALARS:
-        return budget - 8
-    if kind is list or kind is tuple or kind is set or kind is frozenset or kind is dict:
-        if depth >= _SMALL_DEPTH:
-            return -1
-        items = dict.items(value) if kind is dict else value  # type: ignore[arg-type]
-        for item in items:  # type: ignore[attr-defined]
-            budget = _left(item, budget - 2, depth + 1)
-            if budget < 0:
-                break
-        return budget
-    size = length(value)  # other objects: their repr is taken to grow with their length
-    return budget - 64 - (size or 0)
-
-
-def _arg_repr(arg: object, limits: Limits, max_chars: int, reprs: Reprs | None) -> str:
-    """``repr(arg)`` of one exception arg, bounded: a big one is cut or summarised."""
-    if type(arg) is str and len(arg) > max_chars:
-        return repr(arg[:max_chars]) + truncated(len(arg) - max_chars)
-    if _small(arg, _SMALL_BUDGET, 0):
-        if type(arg) in _PLAIN:
-            return repr(arg)[: max_chars + 64]
-        return repr_once(arg, limits.max_string, reprs)[: max_chars + 64]
-    converted = to_jsonable(arg, limits, reprs)
-    return converted if isinstance(converted, str) else safe_repr(converted, max_chars)
 
 
 def _from_args(
@@ -169,18 +116,18 @@ def _from_args(
     if isinstance(exc, OSError) and exc.errno is not None and isinstance(exc.strerror, str):
         text = f"[Errno {exc.errno}] {_head(exc.strerror, max_chars)}"
         if exc.filename is not None:
-            text += ": " + _arg_repr(exc.filename, limits, max_chars, reprs)
+            text += ": " + bounded_repr(exc.filename, limits, max_chars, reprs)
             if exc.filename2 is not None:
-                text += " -> " + _arg_repr(exc.filename2, limits, max_chars, reprs)
+                text += " -> " + bounded_repr(exc.filename2, limits, max_chars, reprs)
         return text
     if len(args) == 1:
         arg = args[0]
         return (
             _head(arg, max_chars)
             if isinstance(arg, str)
-            else _arg_repr(arg, limits, max_chars, reprs)
+            else bounded_repr(arg, limits, max_chars, reprs)
         )
-    shown = [_arg_repr(a, limits, max_chars, reprs) for a in args[:20]]
+    shown = [bounded_repr(a, limits, max_chars, reprs) for a in args[:20]]
     if len(args) > 20:
         shown.append(f"{CUT} +{len(args) - 20} more items")
     return "(" + ", ".join(shown) + ")"

@@ -133,6 +133,51 @@ def array_summary(value: Any) -> str | None:
     return f"<{kind} shape={shown} dtype={dtype}>"
 
 
+# What a value may add up to (chars, roughly) for its repr to count as cheap.
+_CHEAP_BUDGET: Final = 16_384
+_CHEAP_DEPTH: Final = 4
+_SCALARS: Final = (float, bool, type(None))
+
+
+def cheap_repr(value: Any) -> bool:
+    """Whether ``repr(value)`` is cheap (about 16 K chars at most), found by a bounded look.
+
+    Text, bytes and ints by their size, built-in containers item by item (4
+    deep at most), other objects by their length if they have one. Used before
+    calling a ``__str__`` or ``repr`` that would render big contents in full.
+    """
+    return _left(value, _CHEAP_BUDGET, 0) >= 0
+
+
+def _left(value: Any, budget: int, depth: int) -> int:
+    kind = type(value)
+    if kind is str or kind is bytes or kind is bytearray:
+        return budget - len(value)
+    if kind is int:
+        return budget - int.bit_length(value) // 3 - 1
+    if kind in _SCALARS:
+        return budget - 8
+    if kind is list or kind is tuple or kind is set or kind is frozenset or kind is dict:
+        if depth >= _CHEAP_DEPTH:
+            return -1
+        for item in dict.items(value) if kind is dict else value:
+            budget = _left(item, budget - 2, depth + 1)
+            if budget < 0:
+                break
+        return budget
+    size = length(value)  # other objects: their repr is taken to grow with their length
+    return budget - 64 - (size or 0)
+
+
+def exception_args(exc: BaseException) -> tuple[Any, ...]:
+    """``exc.args`` when it is a tuple (a class may override it), else ``()``; never raises."""
+    try:
+        args = exc.args
+    except Exception:
+        return ()
+    return args if isinstance(args, tuple) else ()
+
+
 def length(value: Any) -> int | None:
     """``len(value)`` when the type defines ``__len__``, else None; never raises."""
     if class_attribute(type(value), "__len__") is _MISSING:
@@ -147,7 +192,9 @@ def length(value: Any) -> int | None:
 __all__ = [
     "array_summary",
     "buffer_summary",
+    "cheap_repr",
     "class_attribute",
+    "exception_args",
     "fields",
     "is_opaque",
     "length",

@@ -223,6 +223,23 @@ def test_an_exception_with_big_args_is_recorded_without_materialising_them(name:
     assert len(node.traceback or "") < 40_000
 
 
+def test_an_exception_passed_as_an_argument_is_shown_without_rendering_its_args() -> None:
+    """An exception value carrying 50 MB shows as Type(<bounded args>), nothing rendered in full."""
+    error = HugeArgsError(bytes(50_000_000), "why")
+    tracemalloc.start()
+    try:
+        with trace.capture() as result:
+            assert returns(error) is error
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 5_000_000, f"{peak:,} bytes"
+    shown = "HugeArgsError(<bytes len=50000000 b'\\x00\\x00"
+    node = result.roots[0]
+    assert node.inputs["value"].startswith(shown) and node.inputs["value"].endswith("'why')")
+    assert node.output == node.inputs["value"]
+
+
 @pytest.mark.parametrize(
     ("error", "message"),
     [

@@ -98,6 +98,7 @@ WORST: dict[str, Callable[[], Any]] = {
         list(range(1_000_000)), 2
     ),
     "DataFrame-like (duck-typed)": FakeFrame,
+    "exception holding 50 MB": lambda: HugeArgsError(bytes(50_000_000)),
 }
 
 

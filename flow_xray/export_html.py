@@ -21,6 +21,9 @@ def trace_to_standalone_html(trace_result: Any, *, title: str = "flow-xray trace
 
         page = trace_to_standalone_html(trace.run(agent, "query"), title="agent")
     """
-    from flow_xray.render import trace_to_html
+    to_html = getattr(trace_result, "to_html", None)
+    if callable(to_html):
+        return str(to_html(title=title))
+    from flow_xray.render import trace_to_html  # an object with only to_dict(), as 0.2.0 took
 
     return trace_to_html(trace_result.to_dict(), title=title)

@@ -28,7 +28,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["SAFE_RECURSION_LIMIT", "SHALLOW", "dumps", "loads", "raw_decode"]
+__all__ = [
+    "SAFE_RECURSION_LIMIT",
+    "SHALLOW",
+    "JsonText",
+    "dumps",
+    "gc_paused",
+    "loads",
+    "raw_decode",
+]
 
 # Up to this recursion limit a too-deep value makes the C codec raise, not crash.
 SAFE_RECURSION_LIMIT: Final = 10_000
@@ -46,14 +54,28 @@ _STRUCTURE: Final = re.compile(
 )
 
 
+class JsonText(str):
+    """A value already written as JSON text (what flow-xray stored on a span).
+
+    Producers hand it over instead of the parsed value when the consumer would
+    only write it as JSON again (the viewer page's packed details): the text
+    goes in as it is. It is a `str`, so anything else reads it as text.
+    """
+
+    __slots__ = ()
+
+
 def _fast() -> bool:
     return sys.getrecursionlimit() <= SAFE_RECURSION_LIMIT
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
-    """The slow paths allocate many objects and no cycles: a paused cyclic GC saves
-    its repeated scans of the growing value (about 2x faster)."""
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC in a block that allocates many objects and no cycles.
+
+    Each collection scans every tracked object, so a block growing a
+    million-call structure is about 2x faster without them (codec slow paths,
+    `TraceResult.to_html`)."""
     paused = gc.isenabled()
     gc.disable()
     try:
@@ -86,7 +108,7 @@ def dumps(
             )
         except RecursionError:
             pass
-    with _gc_paused():
+    with gc_paused():
         return _Writer(indent, allow_nan, default).write(value)
 
 
@@ -242,7 +264,7 @@ def raw_decode(text: str, index: int = 0) -> tuple[Any, int]:
             return _DECODER.raw_decode(text, index)
         except RecursionError:
             pass
-    with _gc_paused():
+    with gc_paused():
         spine = _spine(text, index)
         try:
             return _decode_spine(text, index, spine)

@@ -8,7 +8,7 @@ any saved flow-xray JSON renders with ``trace_to_html(json.load(fh))``.
 from __future__ import annotations
 
 from flow_xray.render.graph import Graph, GraphEdge, GraphNode, Step, graph_to_dot, parse_dot
-from flow_xray.render.html import dot_viewer_html, graph_to_html, trace_to_html
+from flow_xray.render.html import columns_to_html, dot_viewer_html, graph_to_html, trace_to_html
 from flow_xray.render.trace_graph import trace_to_dot
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "GraphEdge",
     "GraphNode",
     "Step",
+    "columns_to_html",
     "dot_viewer_html",
     "graph_to_dot",
     "graph_to_html",

@@ -15,15 +15,23 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import json
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from flow_xray.jsontext import JsonText
 from flow_xray.render.graph import Graph, Step, parse_dot
 from flow_xray.render.overview import overview
 from flow_xray.render.payload import dumps, pack
-from flow_xray.render.trace_graph import SLOW_SHARE, flatten_trace
+from flow_xray.render.trace_graph import (
+    SLOW_SHARE,
+    Absent,
+    Columns,
+    finish_columns,
+    trace_columns,
+)
 
 # Concatenated in this order into one script; later files use earlier ones. Each file
 # publishes one namespace on the page's ``FX`` object (named on its first line, e.g.
@@ -71,19 +79,45 @@ def trace_to_html(data: Mapping[str, Any], title: str = "flow-xray trace") -> st
         with open("run_trace.json") as fh:
             page = trace_to_html(json.load(fh))
     """
-    totals = data.get("totals")
-    nodes = flatten_trace(data)
-    payload = {
+    columns, absent = trace_columns(data)
+    static = data.get("static")  # from `StaticContext.annotate`
+    return columns_to_html(
+        columns,
+        data.get("totals"),
+        title,
+        absent=absent,
+        static=static if isinstance(static, Mapping) else None,
+    )
+
+
+def columns_to_html(
+    columns: Columns,
+    totals: Mapping[str, Any] | None,
+    title: str = "flow-xray trace",
+    *,
+    absent: Absent | None = None,
+    static: Mapping[str, Any] | None = None,
+) -> str:
+    """Return the viewer page for a trace given as columns (every call in pre-order, one list
+    per field plus ``parent``; ``absent`` lists per field the calls without it).
+
+    This is what `TraceResult.to_html` hands over (`flow_xray.tree.flat.trace_columns`):
+    no dict per call, so a million-call trace renders in seconds. The columns are
+    completed in place (``self_ms``, ``view_status``, ``chat``).
+    """
+    absent = dict(absent or {})
+    shape = finish_columns(columns, totals)
+    _add_chat(columns, absent)
+    head: dict[str, Any] = {
         "mode": "trace",
         "title": title,
         "totals": dict(totals) if isinstance(totals, Mapping) else None,
         "slow_share": SLOW_SHARE,
-        "nodes": _with_chat(nodes),
-        "overview": overview(nodes),
+        "overview": overview(columns, shape),
     }
-    if isinstance(data.get("static"), Mapping):  # from `StaticContext.annotate`
-        payload["static"] = data["static"]
-    return _page(title, pack(payload))
+    if static is not None:
+        head["static"] = static
+    return _page(title, pack(head, columns, absent))
 
 
 def graph_to_html(
@@ -196,16 +230,27 @@ def _page(title: str, payload: Mapping[str, Any]) -> str:
     )
 
 
-def _with_chat(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Give each LLM row holding chat messages its conversation (``chat``, see `chat_view`)."""
+def _add_chat(columns: Columns, absent: Absent) -> None:
+    """Give each LLM call holding chat messages its conversation (``chat``, see `chat_view`)."""
     from flow_xray.llm.messages import chat_view  # here: DOT and graph pages never need llm/
 
-    for row in rows:
-        if row.get("kind") == "llm":
-            chat = chat_view(row.get("inputs"), row.get("output"), row.get("attributes"))
-            if chat is not None:
-                row["chat"] = chat
-    return rows
+    kinds = columns.get("kind") or ()
+    llm = [i for i, kind in enumerate(kinds) if kind == "llm"]
+    if not llm:
+        return
+    inputs, outputs, attributes = (
+        columns.get(key) or [None] * len(kinds) for key in ("inputs", "output", "attributes")
+    )
+    chats: list[Any] = [None] * len(kinds)
+    for i in llm:
+        chats[i] = chat_view(_parsed(inputs[i]), _parsed(outputs[i]), _parsed(attributes[i]))
+    if any(chat is not None for chat in chats):
+        columns["chat"] = chats
+        absent["chat"] = [i for i, chat in enumerate(chats) if chat is None]
+
+
+def _parsed(value: Any) -> Any:
+    return json.loads(value) if type(value) is JsonText else value
 
 
 def _asset(name: str) -> str:

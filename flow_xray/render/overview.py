@@ -4,8 +4,8 @@ Computed here, not in the page, so the figures are the ones the rest of
 flow-xray uses: LLM usage is summed over the spans the accounting pass
 (`flow_xray.tree.accounting`) marked ``usage_counted`` (so a request reported
 by three spans costs once, as in the header totals), and failures are told
-apart by its ``error_origin`` / ``error_handled`` fields. Rows are referred to
-by their index in `flatten_trace`'s list.
+apart by its ``error_origin`` / ``error_handled`` fields. Calls are referred to
+by their row: their index in the pre-order columns (`trace_columns`).
 
 - ``critical``: the calls that decide the wall time. From each call's end,
   walk back through its children: the child that ended last is on the path,
@@ -27,43 +27,65 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from flow_xray.render.trace_graph import node_tokens
+from flow_xray.render.trace_graph import Columns, TreeShape, node_tokens, tree_shape
 
 TOP = 10
 
 
-def overview(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Return the overview of flat rows (each with ``parent``, ``self_ms``, ``view_status``)."""
-    n = len(rows)
-    kids: list[list[int]] = [[] for _ in range(n)]
-    roots: list[int] = []
-    for i, row in enumerate(rows):
-        parent = row["parent"]
-        (kids[parent] if parent >= 0 else roots).append(i)
-    spans = [_span(row) for row in rows]
-    errors = _errors(rows, kids)
-    counted = [i for i, row in enumerate(rows) if _counted(row)]
+def overview(
+    trace: Columns | Sequence[Mapping[str, Any]], shape: TreeShape | None = None
+) -> dict[str, Any]:
+    """Return the overview of a trace's flat form: its columns (with ``parent``, ``self_ms``,
+    ``view_status``; see `flow_xray.render.trace_graph.finish_columns`, which also gives
+    its ``shape``) or its rows."""
+    table = _Table(trace)
+    if shape is None:
+        shape = tree_shape(table.columns)  # type: ignore[arg-type]
+    kids, roots, spans = shape.kids, shape.roots, shape.spans
+    errors = _errors(table, kids)
+    metas = table.column("meta")
+    counted_flags = table.column("usage_counted")
+    counted = [
+        i
+        for i, (meta, flag) in enumerate(zip(metas, counted_flags, strict=True))
+        if _counted(meta, flag)
+    ]
     return {
         "critical": _critical(kids, roots, spans),
-        "self_time": _self_time(rows),
-        "llm": _llm_calls(rows, counted),
-        "models": _models(rows, counted),
+        "self_time": _self_time(table.column("self_ms")),
+        "llm": _llm_calls(metas, counted),
+        "models": _models(metas, counted),
         "errors": errors,
-        "repeated": _repeated(rows, kids, spans),
-        "first": _first(rows, kids, roots, errors),
+        "repeated": _repeated(table, kids),
+        "first": _first(table, kids, roots, errors),
     }
+
+
+class _Table:
+    """Column access to a trace given as columns or as rows."""
+
+    __slots__ = ("columns", "count", "parents")
+
+    def __init__(self, trace: Columns | Sequence[Mapping[str, Any]]) -> None:
+        if isinstance(trace, Mapping):
+            self.columns: Mapping[str, Sequence[Any]] = trace
+        else:
+            keys: dict[str, None] = {}
+            for row in trace:
+                keys.update(dict.fromkeys(row))
+            self.columns = {k: [row.get(k) for row in trace] for k in keys}
+        self.parents: Sequence[int] = self.columns.get("parent") or []
+        self.count = len(self.parents)
+
+    def column(self, key: str) -> Sequence[Any]:
+        found = self.columns.get(key)
+        return found if found is not None else [None] * self.count
 
 
 def _num(value: Any) -> float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     return None
-
-
-def _span(row: Mapping[str, Any]) -> tuple[float, float | None]:
-    start = _num(row.get("start_ms")) or 0.0
-    latency = _num(row.get("latency_ms"))
-    return start, None if latency is None else start + latency
 
 
 def _critical(
@@ -97,42 +119,43 @@ def _critical(
     return sorted(on)
 
 
-def _self_time(rows: Sequence[Mapping[str, Any]]) -> list[int]:
-    timed = [i for i, row in enumerate(rows) if _num(row.get("self_ms"))]
-    timed.sort(key=lambda i: -float(rows[i]["self_ms"]))
+def _self_time(own: Sequence[Any]) -> list[int]:
+    timed = [i for i, value in enumerate(own) if _num(value)]
+    timed.sort(key=lambda i: -float(own[i]))
     return timed[:TOP]
 
 
-def _meta(row: Mapping[str, Any]) -> Mapping[str, Any]:
-    meta = row.get("meta")
+def _meta(meta: Any) -> Mapping[str, Any]:
     return meta if isinstance(meta, Mapping) else {}
 
 
-def _counted(row: Mapping[str, Any]) -> bool:
-    """Whether a row's usage is in the totals (a file without the accounting fields: all are)."""
-    meta = row.get("meta")
+def _tokens(meta: Any) -> int:
+    return node_tokens({"meta": meta})
+
+
+def _counted(meta: Any, flag: Any) -> bool:
+    """Whether a call's usage is in the totals (a file without the accounting fields: all are)."""
     if not meta or not isinstance(meta, Mapping):
         return False
-    reports = node_tokens(row) > 0 or _num(meta.get("estimated_cost_usd")) is not None
-    return reports and row.get("usage_counted", True) is not False
+    reports = _tokens(meta) > 0 or _num(meta.get("estimated_cost_usd")) is not None
+    return reports and flag is not False
 
 
-def _llm_calls(rows: Sequence[Mapping[str, Any]], counted: Sequence[int]) -> list[int]:
+def _llm_calls(metas: Sequence[Any], counted: Sequence[int]) -> list[int]:
     calls = list(counted)
     calls.sort(
         key=lambda i: (
-            -(_num(_meta(rows[i]).get("estimated_cost_usd")) or 0.0),
-            -node_tokens(rows[i]),
+            -(_num(_meta(metas[i]).get("estimated_cost_usd")) or 0.0),
+            -_tokens(metas[i]),
         )
     )
     return calls[:TOP]
 
 
-def _models(rows: Sequence[Mapping[str, Any]], counted: Sequence[int]) -> list[dict[str, Any]]:
+def _models(metas: Sequence[Any], counted: Sequence[int]) -> list[dict[str, Any]]:
     models: dict[str, dict[str, Any]] = {}
     for i in counted:
-        row = rows[i]
-        meta = _meta(row)
+        meta = _meta(metas[i])
         model = meta.get("model")
         name = str(model) if model is not None else "unknown model"
         entry = models.setdefault(
@@ -149,39 +172,37 @@ def _models(rows: Sequence[Mapping[str, Any]], counted: Sequence[int]) -> list[d
         entry["calls"] += 1
         for key in ("prompt_tokens", "completion_tokens"):
             entry[key] += int(_num(meta.get(key)) or 0)
-        entry["total_tokens"] += node_tokens(row)
+        entry["total_tokens"] += _tokens(meta)
         cost = _num(meta.get("estimated_cost_usd"))
         if cost is not None:
             entry["cost_usd"] = (entry["cost_usd"] or 0.0) + cost
     return sorted(models.values(), key=lambda m: (-(m["cost_usd"] or 0.0), -m["total_tokens"]))
 
 
-def _is_origin(
-    row: Mapping[str, Any], kids: Sequence[int], rows: Sequence[Mapping[str, Any]]
-) -> bool:
-    origin = row.get("error_origin")
-    if isinstance(origin, bool):
-        return origin
-    return not any(rows[c].get("status") == "error" for c in kids)  # a file without the field
-
-
-def _errors(
-    rows: Sequence[Mapping[str, Any]], kids: Sequence[Sequence[int]]
-) -> list[dict[str, Any]]:
+def _errors(table: _Table, kids: Sequence[Sequence[int]]) -> list[dict[str, Any]]:
     """One entry per failure: its origin, the callers it passed through, who handled it."""
+    statuses = table.column("status")
+    origins = table.column("error_origin")
+    handled_flags = table.column("error_handled")
+    parents = table.parents
+
+    def is_origin(i: int) -> bool:
+        origin = origins[i]
+        if isinstance(origin, bool):
+            return origin
+        return not any(statuses[c] == "error" for c in kids[i])  # a file without the field
+
     out: list[dict[str, Any]] = []
-    for i, row in enumerate(rows):
-        if row.get("status") != "error" or not _is_origin(row, kids[i], rows):
+    for i, status in enumerate(statuses):
+        if status != "error" or not is_origin(i):
             continue
         passed: list[int] = []
-        p = row["parent"]
-        while (
-            p >= 0 and rows[p].get("status") == "error" and not _is_origin(rows[p], kids[p], rows)
-        ):
+        p = parents[i]
+        while p >= 0 and statuses[p] == "error" and not is_origin(p):
             passed.append(p)
-            p = rows[p]["parent"]
-        handled_by = p if p >= 0 and rows[p].get("status") != "error" else -1
-        handled = row.get("error_handled")
+            p = parents[p]
+        handled_by = p if p >= 0 and statuses[p] != "error" else -1
+        handled = handled_flags[i]
         if not isinstance(handled, bool):
             handled = handled_by >= 0
         out.append({"row": i, "passed": passed, "handled": handled, "handled_by": handled_by})
@@ -189,20 +210,21 @@ def _errors(
     return out
 
 
-def _repeated(
-    rows: Sequence[Mapping[str, Any]],
-    kids: Sequence[Sequence[int]],
-    spans: Sequence[tuple[float, float | None]],
-) -> list[dict[str, Any]]:
+def _repeated(table: _Table, kids: Sequence[Sequence[int]]) -> list[dict[str, Any]]:
+    names = table.column("name")
+    statuses = table.column("status")
+    latencies = table.column("latency_ms")
     out: list[dict[str, Any]] = []
     for parent, children in enumerate(kids):
+        if len(children) < 2:
+            continue
         groups: dict[str, list[int]] = {}
         for c in children:
-            groups.setdefault(str(rows[c].get("name")), []).append(c)
+            groups.setdefault(str(names[c]), []).append(c)
         for group in groups.values():
-            failed = sum(1 for c in group if rows[c].get("status") == "error")
+            failed = sum(1 for c in group if statuses[c] == "error")
             if len(group) >= 3 or (len(group) == 2 and failed):
-                total = sum(_num(rows[c].get("latency_ms")) or 0.0 for c in group)
+                total = sum(_num(latencies[c]) or 0.0 for c in group)
                 out.append(
                     {
                         "parent": parent,
@@ -217,34 +239,31 @@ def _repeated(
 
 
 def _first(
-    rows: Sequence[Mapping[str, Any]],
+    table: _Table,
     kids: Sequence[Sequence[int]],
     roots: Sequence[int],
     errors: Sequence[Mapping[str, Any]],
 ) -> int:
-    if not rows:
+    if not table.count:
         return -1
     for entry in errors:
         if not entry["handled"]:
             return int(entry["row"])
     for entry in errors:
-        if not _retried(rows, kids, int(entry["row"])):
+        if not _retried(table, kids, roots, int(entry["row"])):
             return int(entry["row"])
     return 0
 
 
-def _retried(rows: Sequence[Mapping[str, Any]], kids: Sequence[Sequence[int]], i: int) -> bool:
+def _retried(table: _Table, kids: Sequence[Sequence[int]], roots: Sequence[int], i: int) -> bool:
     """Whether a later sibling of the same name (or of an ancestor) succeeded: a retry."""
+    names = table.column("name")
+    statuses = table.column("status")
     while i >= 0:
-        parent = rows[i]["parent"]
-        siblings = (
-            kids[parent] if parent >= 0 else [k for k, r in enumerate(rows) if r["parent"] < 0]
-        )
-        name = rows[i].get("name")
-        if any(
-            k > i and rows[k].get("name") == name and rows[k].get("status") == "ok"
-            for k in siblings
-        ):
+        parent = table.parents[i]
+        siblings = kids[parent] if parent >= 0 else roots
+        name = names[i]
+        if any(k > i and names[k] == name and statuses[k] == "ok" for k in siblings):
             return True
         i = parent
     return False

@@ -1,42 +1,50 @@
 """The trace viewer's embedded data: columns over a string table, gzip, base64.
 
-A trace page of a million calls must stay small and open fast, so its rows
-(`flatten_trace`) are not embedded as one JSON object per call. Instead the
-page holds ``{"format": 1, "packed": "<base64>"}``, where the base64 text is
-the gzip of one JSON document::
+A trace page of a million calls must stay small and open fast, so its calls
+are not embedded as one JSON object each. Instead the page holds
+``{"format": 2, "packed": "<base64>"}``, where the base64 text is the gzip of
+one JSON document, a NUL character, then the detail texts separated by NULs::
 
-    {"head": {...every payload key but "nodes"...},
+    {"head": {...every payload key but the calls...},
      "count": n,
      "strings": [...],                 # each distinct string value once
-     "texts": [...],                   # each distinct detail value once, as JSON text
+     "texts": t,                       # how many detail texts follow
      "columns": [[key, kind, values, absent], ...]}
+    \0<text 0>\0<text 1>...            # each distinct detail value once, as JSON text
 
-Per column (one per row key), ``kind`` says how ``values`` (one per row) read:
-``"v"`` the values themselves (numbers, booleans, nulls), ``"s"`` indexes into
-``strings`` (-1 for null), ``"j"`` indexes into ``texts``, each parsed when
-that row's field is first read (the details: inputs, output, traceback,
-attributes, events, and any other non-scalar value). ``absent`` lists the rows
-without the key. The browser inflates it with its built-in
-``DecompressionStream`` (``static/payload.js``); `unpack` reads it back here.
-Base64 text needs no escaping inside a ``<script>`` element.
+Per column (one per field), ``kind`` says how ``values`` (one per call) read:
+``"c"`` one value every call has (most often null), ``"v"`` the values
+themselves (numbers, booleans, nulls), ``"s"`` indexes into
+``strings`` (-1 for null), ``"j"`` indexes into the texts, each parsed when
+that call's field is first read (the details: inputs, output, traceback,
+attributes, events, and any other non-scalar value). ``absent`` lists the calls
+without the field. Compact JSON text never holds a raw NUL (JSON escapes
+control characters), so the texts need no quoting: no escaping on the way in,
+no parsing of a million strings on the way out. The browser inflates it with
+its built-in ``DecompressionStream`` (``static/payload.js``); `unpack` reads it
+back here. Base64 text needs no escaping inside a ``<script>`` element.
 """
 
 from __future__ import annotations
 
 import base64
 import gzip
+import itertools
 import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from flow_xray import jsontext
+from flow_xray.jsontext import JsonText
 
-FORMAT: Final = 1
+FORMAT: Final = 2
+_SEPARATOR: Final = "\0"
 _LEVEL: Final = 1  # gzip level: 6 is ~4x slower for ~7% less
 _SCALARS: Final = frozenset((int, float, bool, type(None)))
 _STRINGS: Final = frozenset((str, type(None)))
-_ABSENT: Final = object()
+# A column of one of these, all equal, is written once ("c"); bool is not (True == 1).
+_CONSTANT_TYPES: Final = frozenset((str, int, type(None)))
 
 
 def dumps(value: Any) -> str:
@@ -83,48 +91,71 @@ def _dumps_value(value: Any) -> str:
     return dumps(value)
 
 
-def pack(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """The packed form of a trace payload whose ``nodes`` are flat rows (dicts)."""
-    rows: Sequence[Mapping[str, Any]] = payload.get("nodes") or []
-    head = {k: v for k, v in payload.items() if k != "nodes"}
-    keys: dict[str, None] = {}
-    last: Any = None
-    for row in rows:
-        row_keys = row.keys()
-        if row_keys != last:
-            keys.update(dict.fromkeys(row_keys))
-            last = row_keys
+def pack(
+    head: Mapping[str, Any],
+    columns: Mapping[str, Sequence[Any]],
+    absent: Mapping[str, Sequence[int]] | None = None,
+) -> dict[str, Any]:
+    """The packed form of a trace page's data: ``head`` (every payload key but the calls)
+    and the calls as columns (one list per field, ``absent`` listing per field the rows
+    that lack it). A detail value given as `JsonText` goes in as that text."""
+    count = len(next(iter(columns.values()), ()))
     strings: dict[str, int] = {}
     texts: dict[str, int] = {}
-    columns = [_column(key, rows, strings, texts) for key in keys]
+    missing = absent or {}
+    packed = [
+        _column(key, values, list(missing.get(key, ())), strings, texts)
+        for key, values in columns.items()
+    ]
     body = {
-        "head": head,
-        "count": len(rows),
+        "head": dict(head),
+        "count": count,
         "strings": list(strings),
-        "texts": list(texts),
-        "columns": columns,
+        "texts": len(texts),
+        "columns": packed,
     }
+    text = _SEPARATOR.join((dumps(body), *texts))
     # A lone surrogate can only sit inside a JSON string, where "\\udc80" is its escape.
-    text = dumps(body).encode("utf-8", "backslashreplace")
-    raw = gzip.compress(text, compresslevel=_LEVEL, mtime=0)
+    raw = gzip.compress(text.encode("utf-8", "backslashreplace"), compresslevel=_LEVEL, mtime=0)
     return {"format": FORMAT, "packed": base64.b64encode(raw).decode("ascii")}
 
 
 def _column(
-    key: str, rows: Sequence[Mapping[str, Any]], strings: dict[str, int], texts: dict[str, int]
+    key: str,
+    values: Sequence[Any],
+    absent: list[int],
+    strings: dict[str, int],
+    texts: dict[str, int],
 ) -> list[Any]:
-    values = [row.get(key, _ABSENT) for row in rows]
-    absent = [i for i, v in enumerate(values) if v is _ABSENT] if _ABSENT in values else []
-    if absent:
-        values = [None if v is _ABSENT else v for v in values]
     types = set(map(type, values))
+    if len(types) == 1 and types <= _CONSTANT_TYPES and values.count(values[0]) == len(values):
+        return [key, "c", values[0], absent]  # the same value in every call (often null)
     if types <= _SCALARS and all(math.isfinite(v) for v in values if type(v) is float):
-        return [key, "v", values, absent]
+        return [key, "v", list(values), absent]
     if types <= _STRINGS:
-        add = strings.setdefault
-        return [key, "s", [-1 if v is None else add(v, len(strings)) for v in values], absent]
-    add = texts.setdefault
-    return [key, "j", [add(_dumps_value(v), len(texts)) for v in values], absent]
+        return [key, "s", _indexes(values, strings), absent]
+    # Calls often share one object for a detail (an empty dict, a function's source
+    # location): each object is encoded once.
+    done: dict[int, str] = {}
+
+    def text(value: Any) -> str:
+        found = done.get(id(value))
+        if found is None:
+            found = done[id(value)] = _dumps_value(value)
+        return found
+
+    encoded = [v if type(v) is JsonText else text(v) for v in values]
+    return [key, "j", _indexes(encoded, texts), absent]
+
+
+def _indexes(values: Sequence[str | None], table: dict[str, int]) -> list[int]:
+    """Each value's index in ``table`` (-1 for None), adding the new ones at its end."""
+    distinct: dict[Any, None] = dict.fromkeys(values)
+    distinct.pop(None, None)
+    fresh = [value for value in distinct if value not in table]
+    table.update(zip(fresh, range(len(table), len(table) + len(fresh)), strict=True))
+    lookup: Any = table.get  # None is never a key: it gets the default
+    return list(map(lookup, values, itertools.repeat(-1)))
 
 
 def unpack(embedded: Mapping[str, Any]) -> dict[str, Any]:
@@ -137,11 +168,19 @@ def unpack(embedded: Mapping[str, Any]) -> dict[str, Any]:
         return dict(embedded)
     if embedded.get("format") != FORMAT:
         raise ValueError(f"unknown packed payload format {embedded.get('format')!r}")
-    body = json.loads(gzip.decompress(base64.b64decode(embedded["packed"])))
-    strings, texts = body["strings"], body["texts"]
-    rows: list[dict[str, Any]] = [{} for _ in range(body["count"])]
+    document, *texts = (
+        gzip.decompress(base64.b64decode(embedded["packed"])).decode("utf-8").split(_SEPARATOR)
+    )
+    body = json.loads(document)
+    strings = body["strings"]
+    if len(texts) != body["texts"]:
+        raise ValueError(f"packed payload holds {len(texts)} texts, says {body['texts']}")
+    count = body["count"]
+    rows: list[dict[str, Any]] = [{} for _ in range(count)]
     for key, kind, values, absent in body["columns"]:
         missing = set(absent)
+        if kind == "c":
+            kind, values = "v", [values] * count
         for i, (row, value) in enumerate(zip(rows, values, strict=True)):
             if i in missing:
                 continue

@@ -15,11 +15,19 @@ Node status, used for colour everywhere:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from flow_xray.render.graph import Graph, GraphEdge, GraphNode, graph_to_dot
 
 SLOW_SHARE = 0.2
+
+
+# Per field, one value per call (pre-order), plus "parent": the trace's flat form.
+Columns = dict[str, list[Any]]
+# Per field, the calls (row indexes) whose node has no such key.
+Absent = dict[str, list[int]]
+_MISSING: Any = object()
 
 
 def flatten_trace(data: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -31,31 +39,116 @@ def flatten_trace(data: Mapping[str, Any]) -> list[dict[str, Any]]:
     (``ok``, ``slow`` or ``error``, see the module docstring). Iterative, so any
     depth works.
     """
-    rows: list[dict[str, Any]] = []
-    kids: list[list[int]] = []
-    spans: list[tuple[float, float | None]] = []
+    columns, absent = trace_columns(data)
+    finish_columns(columns, data.get("totals"))
+    return column_rows(columns, absent)
+
+
+def trace_columns(data: Mapping[str, Any]) -> tuple[Columns, Absent]:
+    """The nodes of a trace's JSON form in pre-order as columns (every key any node has,
+    None where a node lacks it, listed in the second value), with ``parent``."""
+    nodes: list[Mapping[str, Any]] = []
+    parents: list[int] = []
     stack: list[tuple[Mapping[str, Any], int]] = [(n, -1) for n in reversed(_roots(data))]
     while stack:
         node, parent = stack.pop()
-        row = {k: v for k, v in node.items() if k != "children"}
-        row["parent"] = parent
-        index = len(rows)
-        rows.append(row)
-        kids.append([])
-        start = row.get("start_ms")
-        start = float(start) if _is_number(start) else 0.0
-        latency = row.get("latency_ms")
-        spans.append((start, start + float(latency) if _is_number(latency) else None))
-        if parent >= 0:
-            kids[parent].append(index)
+        index = len(nodes)
+        nodes.append(node)
+        parents.append(parent)
         children = node.get("children") or ()
         stack.extend((c, index) for c in reversed(children) if isinstance(c, Mapping))
-    wall = _wall_ms(data, spans)
-    for index, row in enumerate(rows):
-        start, end = spans[index]
-        row["self_ms"] = None if end is None else _own_ms(start, end, kids[index], spans)
-        row["view_status"] = _status(row, len(rows), wall)
+    keys: dict[str, None] = {}
+    last: Any = None
+    for node in nodes:
+        node_keys = node.keys()
+        if node_keys != last:
+            keys.update(dict.fromkeys(node_keys))
+            last = node_keys
+    keys.pop("children", None)
+    keys.pop("parent", None)
+    columns: Columns = {}
+    absent: Absent = {}
+    for key in keys:
+        column = [node.get(key, _MISSING) for node in nodes]
+        missing = [i for i, value in enumerate(column) if value is _MISSING]
+        if missing:
+            absent[key] = missing
+            for i in missing:
+                column[i] = None
+        columns[key] = column
+    columns["parent"] = parents
+    return columns, absent
+
+
+@dataclass(frozen=True, slots=True)
+class TreeShape:
+    """A flat trace's tree: each call's children and interval (start, end or None), the roots."""
+
+    kids: list[list[int]]
+    roots: list[int]
+    spans: list[tuple[float, float | None]]
+
+
+def tree_shape(columns: Columns) -> TreeShape:
+    """The tree of a trace's columns (``parent``, ``start_ms``, ``latency_ms``)."""
+    parents = columns["parent"]
+    count = len(parents)
+    kids: list[list[int]] = [[] for _ in range(count)]
+    roots: list[int] = []
+    for index, parent in enumerate(parents):
+        (kids[parent] if parent >= 0 else roots).append(index)
+    spans = [
+        _interval(start, latency)
+        for start, latency in zip(
+            columns.get("start_ms") or [None] * count,
+            columns.get("latency_ms") or [None] * count,
+            strict=True,
+        )
+    ]
+    return TreeShape(kids, roots, spans)
+
+
+def finish_columns(columns: Columns, totals: Any = None) -> TreeShape:
+    """Add ``self_ms`` and ``view_status`` (see the module docstring) to a trace's columns.
+
+    ``totals`` is the trace's totals (for the wall time) when known. Returns the
+    trace's `TreeShape`, for `flow_xray.render.overview.overview`.
+    """
+    shape = tree_shape(columns)
+    spans, kids = shape.spans, shape.kids
+    count = len(spans)
+    wall = _wall_ms(totals, spans)
+    own = [
+        None
+        if end is None
+        else _own_ms(start, end, kids[index], spans)
+        if kids[index]
+        else max(0.0, end - start)
+        for index, (start, end) in enumerate(spans)
+    ]
+    statuses = columns.get("status") or [None] * count
+    ghosts = columns.get("ghost") or [None] * count
+    columns["self_ms"] = own
+    columns["view_status"] = [
+        _status(status, ghost, mine, count, wall)
+        for status, ghost, mine in zip(statuses, ghosts, own, strict=True)
+    ]
+    return shape
+
+
+def column_rows(columns: Columns, absent: Absent | None = None) -> list[dict[str, Any]]:
+    """One dict per call from columns (a key listed in ``absent`` for a row is left out)."""
+    keys = list(columns)
+    rows = [dict(zip(keys, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+    for key, missing in (absent or {}).items():
+        for i in missing:
+            del rows[i][key]
     return rows
+
+
+def _interval(start: Any, latency: Any) -> tuple[float, float | None]:
+    begin = float(start) if _is_number(start) else 0.0
+    return begin, begin + float(latency) if _is_number(latency) else None
 
 
 def trace_to_graph(data: Mapping[str, Any]) -> Graph:
@@ -129,8 +222,7 @@ def _roots(data: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
     return [n for n in nodes if isinstance(n, Mapping)] if isinstance(nodes, list) else []
 
 
-def _wall_ms(data: Mapping[str, Any], spans: Sequence[tuple[float, float | None]]) -> float:
-    totals = data.get("totals")
+def _wall_ms(totals: Any, spans: Sequence[tuple[float, float | None]]) -> float:
     if isinstance(totals, Mapping) and _is_number(totals.get("wall_time_ms")):
         return float(totals["wall_time_ms"])
     if not spans:
@@ -138,12 +230,11 @@ def _wall_ms(data: Mapping[str, Any], spans: Sequence[tuple[float, float | None]
     return max(e if e is not None else s for s, e in spans) - min(s for s, _ in spans)
 
 
-def _status(row: Mapping[str, Any], count: int, wall: float) -> str:
-    if row.get("status") == "error":
+def _status(status: Any, ghost: Any, own: float | None, count: int, wall: float) -> str:
+    if status == "error":
         return "error"
-    if row.get("ghost") is True:  # a function that could have run here but did not
+    if ghost is True:  # a function that could have run here but did not
         return "ghost"
-    own = row["self_ms"]
     if count < 2 or wall <= 0 or own is None:
         return "ok"
     return "slow" if own >= SLOW_SHARE * wall else "ok"

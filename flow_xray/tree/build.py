@@ -13,15 +13,16 @@ import gc
 import json
 import json.scanner
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from operator import attrgetter
-from typing import Any
+from operator import attrgetter, itemgetter
+from typing import Any, Final
 
 from flow_xray import attributes as attr, jsontext
+from flow_xray.jsontext import JsonText
 from flow_xray.llm.pricing import cost_usd
 from flow_xray.tree.accounting import analyze
 from flow_xray.tree.model import TraceNode, TraceResult, lazy_nodes, new_node
 from flow_xray.tree.readers import clean_error_type, error_text, promote_messages, scrub_foreign
-from flow_xray.tree.spans import SpanRecord, SpanStore
+from flow_xray.tree.spans import EventRecord, SpanRecord, SpanStore
 
 
 def build_result(records: Iterable[SpanRecord]) -> TraceResult:
@@ -245,6 +246,9 @@ class _RowSource:
     def node(self, at: int) -> TraceNode:
         return to_node(self.store[at], self.origin)
 
+    def fields(self, at: int) -> dict[str, Any]:
+        return store_fields(self.store, at, self.origin)
+
 
 def _with_meta(store: SpanStore) -> set[int]:
     """The store's spans whose attributes make a non-empty ``meta`` (usage or annotations)."""
@@ -284,73 +288,255 @@ def _cut_cycles(nodes: Sequence[TraceNode], parents: list[int]) -> None:
 
 def to_node(record: SpanRecord, origin_ns: int) -> TraceNode:
     """Turn one span record into a childless `TraceNode`."""
+    return new_node(**node_fields(record, origin_ns))
+
+
+def node_fields(record: SpanRecord, origin_ns: int, raw: bool = False) -> dict[str, Any]:
+    """The fields (but ``children``) of the node ``record`` becomes.
+
+    With ``raw``, inputs and output that flow-xray itself wrote as JSON are
+    handed over as that text (`JsonText`) instead of being parsed: a renderer
+    that writes them as JSON again (the viewer page) skips the round trip.
+    """
     record = scrub_foreign(record)  # other instrumentations' secrets (tree/readers.py)
     attrs = record.attributes
+    return _fields(
+        record.trace_id,
+        record.span_id,
+        record.parent_id,
+        record.name,
+        record.start_ns,
+        record.end_ns,
+        record.status,
+        tuple(attrs),
+        tuple(attrs.values()),
+        record.events,
+        origin_ns,
+        raw,
+        lambda: record,
+    )
+
+
+def store_fields(store: SpanStore, at: int, origin_ns: int) -> dict[str, Any]:
+    """`node_fields` (``raw``) of the store's span ``at``, read from its row without a record."""
+    parts = store.parts(at)
+    if parts is None or attr.OTEL_SCOPE_NAME in parts[7]:  # appended elsewhere, or foreign
+        return node_fields(store[at], origin_ns, raw=True)
+    trace_id, span_id, parent_id, name, start, end, status, keys, values, events = parts
+    return _fields(
+        trace_id,
+        format(span_id, "016x"),
+        format(parent_id, "016x") if parent_id else None,
+        name,
+        start,
+        end,
+        status,
+        keys,
+        values,
+        events,
+        origin_ns,
+        True,
+        lambda: store[at],
+    )
+
+
+def _fields(
+    trace_id: str,
+    span_id: str,
+    parent_id: str | None,
+    name: str,
+    start_ns: int,
+    end_ns: int | None,
+    status: str,
+    keys: tuple[str, ...],
+    values: tuple[Any, ...],
+    events: Sequence[EventRecord],
+    origin_ns: int,
+    raw: bool,
+    record: Callable[[], SpanRecord],
+) -> dict[str, Any]:
     # Split flow-xray's first-class keys from user metadata and the rest, by a
     # plan made once per set of keys (spans of one function share theirs).
-    keys = tuple(attrs)
     plan = _PLANS.get(keys)
     if plan is None:
         plan = _plan(keys)
-    consumed = {key: attrs[key] for key in plan[0]}
-    meta_keys = {short: _plain(attrs[key]) for key, short in plan[1]}
-    others = {key: attrs[key] for key in plan[2]}
-    if tuple in set(map(type, others.values())):
-        others = {
-            key: _plain(value) if type(value) is tuple else value for key, value in others.items()
-        }
-    end_ns = record.end_ns
-    inputs, output = (
-        _inputs(consumed),
-        _decode(consumed.get(attr.OUTPUT_VALUE), consumed.get(attr.OUTPUT_MIME_TYPE)),
+    consumed = dict(zip(plan.consumed, plan.take_consumed(values), strict=True))
+    meta_keys = (
+        {short: _plain(v) for short, v in zip(plan.meta, plan.take_meta(values), strict=True)}
+        if plan.meta
+        else {}
     )
-    if plan[3]:
-        inputs, output = promote_messages(others, inputs, output)
-    error, stack = _error(record) if record.status == "ERROR" else (None, None)
-    return new_node(
-        id=f"n{record.span_id}",
-        name=record.name,
-        kind=_kind(consumed),
-        inputs=inputs,
-        output=output,
-        error=error,
-        traceback=stack,
-        latency_ms=None if end_ns is None else (end_ns - record.start_ns) / 1e6,
-        start_ms=(record.start_ns - origin_ns) / 1e6,
-        status=record_status(record),
-        incomplete=end_ns is None or consumed.get(attr.INCOMPLETE) is True,
-        trace_id=record.trace_id,
-        span_id=record.span_id,
-        parent_id=record.parent_id,
-        pid=_pid(attrs.get(attr.PROCESS_PID)),
-        meta=_usage_meta(consumed) | meta_keys if _has_usage(consumed) else meta_keys,
-        attributes=others,
-        events=[
+    others = plan.others_of(values, raw)
+    inputs: Any
+    output: Any
+    if raw and not plan.messages and not plan.foreign:
+        inputs, output = _raw_inputs(consumed), _raw_output(consumed)
+    else:
+        inputs, output = (
+            _inputs(consumed),
+            _decode(consumed.get(attr.OUTPUT_VALUE), consumed.get(attr.OUTPUT_MIME_TYPE)),
+        )
+        if plan.messages:
+            inputs, output = promote_messages(others, inputs, output)
+    if status == "ERROR" or events or attr.OUTCOME in consumed:
+        whole = record()
+        error, stack = _error(whole) if status == "ERROR" else (None, None)
+        node_status = record_status(whole)
+    else:
+        error = stack = None
+        node_status = _node_status(status)
+    return {
+        "id": f"n{span_id}",
+        "name": name,
+        "kind": _kind(consumed),
+        "inputs": inputs,
+        "output": output,
+        "error": error,
+        "traceback": stack,
+        "latency_ms": None if end_ns is None else (end_ns - start_ns) / 1e6,
+        "start_ms": (start_ns - origin_ns) / 1e6,
+        "status": node_status,
+        "incomplete": end_ns is None or consumed.get(attr.INCOMPLETE) is True,
+        "trace_id": trace_id,
+        "span_id": span_id,
+        "parent_id": parent_id,
+        "pid": _pid(values[plan.pid]) if plan.pid >= 0 else None,
+        "meta": _usage_meta(consumed) | meta_keys if plan.usage else meta_keys or _empty(raw),
+        "attributes": others,
+        "events": [
             {
                 "name": event.name,
                 "time_ms": (event.time_ns - origin_ns) / 1e6,
                 "attributes": {k: _plain(v) for k, v in event.attributes.items()},
             }
-            for event in record.events
-        ],
-    )
+            for event in events
+        ]
+        if events or not raw
+        else _NO_EVENTS,
+    }
+
+
+# Read-only stand-ins shared by every raw node (`node_fields` with ``raw``): a
+# renderer writing a million calls then encodes each distinct value once.
+_NO_META: Final[dict[str, Any]] = {}
+_NO_EVENTS: Final[list[Any]] = []
+
+
+def _empty(raw: bool) -> dict[str, Any]:
+    return _NO_META if raw else {}
+
+
+def _raw_inputs(attrs: Mapping[str, Any]) -> Any:
+    """``input.value`` as the JSON object text flow-xray wrote, else decoded as `_inputs` does."""
+    text = attrs.get(attr.INPUT_VALUE)
+    if type(text) is str and attrs.get(attr.INPUT_MIME_TYPE) == attr.MIME_JSON and text[:1] == "{":
+        return JsonText(text)
+    return _inputs(attrs)
+
+
+def _raw_output(attrs: Mapping[str, Any]) -> Any:
+    """``output.value`` as the JSON text flow-xray wrote when it is an object or array (a
+    scalar is decoded: cheap, and it stays a scalar wherever it is written), else as
+    `_decode` gives it."""
+    text = attrs.get(attr.OUTPUT_VALUE)
+    if (
+        type(text) is str
+        and text[:1] in ("{", "[")
+        and attrs.get(attr.OUTPUT_MIME_TYPE) == attr.MIME_JSON
+    ):
+        return JsonText(text)
+    return _decode(text, attrs.get(attr.OUTPUT_MIME_TYPE))
 
 
 _META_LEN = len(attr.META_PREFIX)
-_Plan = tuple[tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...], bool]
+
+
+def _taker(indexes: Sequence[int]) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+    """A function giving the values at ``indexes`` of a tuple, as a tuple."""
+    if not indexes:
+        return lambda values: ()
+    if len(indexes) == 1:
+        at = indexes[0]
+        return lambda values: (values[at],)
+    return itemgetter(*indexes)
+
+
+class _Plan:
+    """How a span with these attribute keys becomes a node: which values are consumed
+    (first-class fields), which are metadata (and their short names), which are kept."""
+
+    __slots__ = (
+        "consumed",
+        "foreign",
+        "messages",
+        "meta",
+        "others",
+        "pid",
+        "shared",
+        "take_consumed",
+        "take_meta",
+        "take_others",
+        "usage",
+    )
+
+    def __init__(self, keys: tuple[str, ...]) -> None:
+        consumed = [i for i, k in enumerate(keys) if k in attr.CONSUMED]
+        meta = [
+            i
+            for i, k in enumerate(keys)
+            if k not in attr.CONSUMED and k.startswith(attr.META_PREFIX)
+        ]
+        others = [
+            i
+            for i, k in enumerate(keys)
+            if k not in attr.CONSUMED and not k.startswith(attr.META_PREFIX)
+        ]
+        self.consumed = tuple(keys[i] for i in consumed)
+        self.meta = tuple(keys[i][_META_LEN:] for i in meta)
+        self.others = tuple(keys[i] for i in others)
+        self.take_consumed = _taker(consumed)
+        self.take_meta = _taker(meta)
+        self.take_others = _taker(others)
+        self.messages = not _MESSAGE_KEYS.isdisjoint(self.others)
+        self.usage = not _USAGE_KEYS.isdisjoint(self.consumed)  # model, tokens or cost
+        self.foreign = attr.OTEL_SCOPE_NAME in keys  # another instrumentation's span
+        self.pid = keys.index(attr.PROCESS_PID) if attr.PROCESS_PID in keys else -1
+        self.shared: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+    def others_of(self, values: tuple[Any, ...], raw: bool) -> dict[str, Any]:
+        """The kept attributes of a span with these keys and ``values``.
+
+        With ``raw`` (read-only use) spans with equal kept values share one
+        dict: the calls of one function usually do (their source location).
+        """
+        if not self.others:
+            return _empty(raw)
+        taken = self.take_others(values)
+        if raw:
+            try:
+                found = self.shared.get(taken)
+            except TypeError:  # an unhashable value (from a file reader)
+                found = None
+            else:
+                if found is None:
+                    if len(self.shared) >= 64:
+                        self.shared.clear()
+                    found = self.shared[taken] = self._kept(taken)
+            if found is not None:
+                return found
+        return self._kept(taken)
+
+    def _kept(self, taken: tuple[Any, ...]) -> dict[str, Any]:
+        if tuple in set(map(type, taken)):
+            taken = tuple(_plain(v) if type(v) is tuple else v for v in taken)
+        return dict(zip(self.others, taken, strict=True))
+
+
 _PLANS: dict[tuple[str, ...], _Plan] = {}
 
 
 def _plan(keys: tuple[str, ...]) -> _Plan:
-    """Which keys are consumed, which are metadata (and their short names), which are kept."""
-    consumed = tuple(k for k in keys if k in attr.CONSUMED)
-    meta = tuple(
-        (k, k[_META_LEN:])
-        for k in keys
-        if k not in attr.CONSUMED and k.startswith(attr.META_PREFIX)
-    )
-    others = tuple(k for k in keys if k not in attr.CONSUMED and not k.startswith(attr.META_PREFIX))
-    plan = (consumed, meta, others, not _MESSAGE_KEYS.isdisjoint(others))
+    plan = _Plan(keys)
     if len(_PLANS) >= 4096:  # bounded: spans whose keys vary freely get no cache
         _PLANS.clear()
     _PLANS[keys] = plan
@@ -375,10 +561,6 @@ _MESSAGE_KEYS = frozenset(
 _USAGE_KEYS = frozenset(
     (*attr.READ_MODEL, *attr.READ_PROMPT_TOKENS, *attr.READ_COMPLETION_TOKENS, *attr.READ_COST)
 )
-
-
-def _has_usage(consumed: Mapping[str, Any]) -> bool:
-    return not _USAGE_KEYS.isdisjoint(consumed)
 
 
 _DECODER = json.JSONDecoder()

@@ -106,6 +106,11 @@ class TraceNode:
         """Whether ``meta`` holds anything (without loading a lazily built node's details)."""
         return bool(self.meta)
 
+    def export_values(self) -> tuple[Any, ...]:
+        """`field_values`, for writing out: a lazily built node's inputs and output may come as
+        the JSON text its span holds (`flow_xray.jsontext.JsonText`), not parsed."""
+        return _get_data_fields(self)
+
     def field_values(self) -> tuple[Any, ...]:
         """The values of every field but ``children``, in field order."""
         return _get_data_fields(self)
@@ -125,7 +130,7 @@ class TraceNode:
         stack: list[tuple[TraceNode, dict[str, Any]]] = [(self, out)]
         while stack:
             node, target = stack.pop()
-            target.update(zip(_DATA_FIELDS, node.field_values(), strict=True))
+            target.update(zip(DATA_FIELDS, node.field_values(), strict=True))
             if not target["meta"]:
                 del target["meta"]  # as in 0.2.0: no "meta" key when there is none
             kids: list[dict[str, Any]] = [{} for _ in node.children]
@@ -170,8 +175,8 @@ class TraceNode:
         return nodes[0]
 
 
-_DATA_FIELDS = tuple(f.name for f in fields(TraceNode) if f.name != "children")
-_get_data_fields = attrgetter(*_DATA_FIELDS)
+DATA_FIELDS = tuple(f.name for f in fields(TraceNode) if f.name != "children")
+_get_data_fields = attrgetter(*DATA_FIELDS)
 
 
 def new_node(**values: Any) -> TraceNode:
@@ -218,6 +223,9 @@ class NodeSource(Protocol):
 
     def node(self, at: int) -> TraceNode:
         """The fully built node for position ``at``."""
+
+    def fields(self, at: int) -> dict[str, Any]:
+        """The span's fields for position ``at``, details JSON text (`JsonText`) where stored so."""
 
 
 # Fields a `LazyNode` fills from its span on first use; the others are set when it is built.
@@ -303,6 +311,16 @@ class LazyNode(TraceNode):
             setattr(full, name, getattr(self, name))
         return _get_data_fields(full)
 
+    def export_values(self) -> tuple[Any, ...]:
+        source = self._source
+        if source is None:
+            return _get_data_fields(self)
+        # Read from the span without building a node: this node stays unfilled.
+        fields = source.fields(self._at)
+        for name in _EAGER_FIELDS:
+            fields[name] = getattr(self, name)
+        return tuple(map(fields.__getitem__, DATA_FIELDS))
+
     def has_meta(self) -> bool:
         # Unfilled means no metadata: nodes with some are filled when built.
         return self._source is None and bool(self.meta)
@@ -319,7 +337,7 @@ class LazyNode(TraceNode):
 
 
 _SLOTS = {name: TraceNode.__dict__[name] for name in LAZY_FIELDS}
-_EAGER_FIELDS = tuple(n for n in _DATA_FIELDS if n not in LAZY_FIELDS)
+_EAGER_FIELDS = tuple(n for n in DATA_FIELDS if n not in LAZY_FIELDS)
 for _name in LAZY_FIELDS:
     setattr(LazyNode, _name, _Deferred(_SLOTS[_name]))
 
@@ -480,12 +498,15 @@ class TraceResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON envelope (version 1) as plain data."""
-        totals = self.totals
         return {
             "version": SCHEMA_VERSION,
-            "totals": {f.name: getattr(totals, f.name) for f in fields(totals)},
+            "totals": self._totals_dict(),
             "nodes": [root.to_dict() for root in self.roots],
         }
+
+    def _totals_dict(self) -> dict[str, Any]:
+        totals = self.totals
+        return {f.name: getattr(totals, f.name) for f in fields(totals)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TraceResult:
@@ -570,14 +591,19 @@ class TraceResult:
         shows the static context: functions that could have run from the calls
         that did, as dashed ghost nodes, and each call's static callers and callees.
         """
-        from flow_xray.render import trace_to_html
+        from flow_xray.render import columns_to_html, trace_to_html
 
-        data = self.to_dict()
-        if static is not None:
-            data = static.merge(self).annotate(data)
-        html = trace_to_html(data, title=title)
+        if static is not None:  # the static context adds nodes to the JSON form
+            data = static.merge(self).annotate(self.to_dict())
+            html = trace_to_html(data, title=title)
+        else:
+            from flow_xray.tree.flat import trace_columns
+
+            totals = self._totals_dict()
+            with jsontext.gc_paused():  # a column per field, a row per call: no cycles
+                html = columns_to_html(trace_columns(self.roots), totals, title)
         if has_unwritable(html):  # surrogates from foreign spans: shown as escapes
-            html = writable(trace_to_html(writable_data(data), title=writable(title)))
+            html = writable(trace_to_html(writable_data(self.to_dict()), title=writable(title)))
         if path is not None:
             write_text_atomic(path, html)
         return html

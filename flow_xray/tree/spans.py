@@ -322,6 +322,32 @@ class SpanStore(Sequence[SpanRecord]):
         starts.extend(r.start_ns for r in self._others)
         return min(starts) if starts else None
 
+    def parts(
+        self, index: int
+    ) -> (
+        tuple[str, int, int, str, int, int | None, str, tuple[str, ...], tuple[Any, ...], Any]
+        | None
+    ):
+        """Row ``index``'s fields without building its record: trace id, span id and parent id
+        (ints, 0 for none), name, start, end (None if it never ended), status, attribute keys
+        and values, events. None for a record appended from elsewhere (read it by index)."""
+        if not 0 <= index < len(self._ids):
+            return None
+        status, _, keys = self._shapes[index]
+        end = self._ends[index]
+        return (
+            self._traces[index],
+            self._ids[index],
+            self._parents[index],
+            self._names[index],
+            self._starts[index],
+            None if end == NO_END else end,
+            status,
+            keys,
+            self._values[index],
+            self._events[index],
+        )
+
     def _record(self, index: int) -> SpanRecord:
         status, message, keys = self._shapes[index]
         parent = self._parents[index]

@@ -1,12 +1,14 @@
 // payload.js -> FX.payload: the embedded trace data, inflated and decoded (render/payload.py).
 // Public: read() -- a promise of the page's data object; unpack(embedded) -- the same from the
-// parsed #fx-data object. Trace pages hold {"format": 1, "packed": base64 of gzip of columns};
-// other pages hold their data as plain JSON, returned as it is.
+// parsed #fx-data object. Trace pages hold {"format": 2, "packed": base64 of gzip of columns,
+// then the detail texts, NUL-separated}; other pages hold their data as plain JSON, returned
+// as it is.
 // Rows come back as objects; their detail fields (inputs, output, attributes, events) are
 // parsed from JSON text when first read, so a million-call page opens without parsing them all.
 
 FX.payload = (function () {
-  const FORMAT = 1;
+  const FORMAT = 2;
+  const SEPARATOR = "\u0000";
   const LAZY = new Set(["inputs", "output", "attributes", "events"]);
   const ROW = Symbol("row");
 
@@ -22,7 +24,11 @@ FX.payload = (function () {
       return Promise.reject(new Error("unknown packed data format " + String(embedded.format)));
     }
     return inflate(embedded.packed).then(function (text) {
-      return decode(JSON.parse(text));
+      const cut = text.indexOf(SEPARATOR);
+      const body = JSON.parse(cut < 0 ? text : text.slice(0, cut));
+      const texts = cut < 0 ? [] : text.slice(cut + 1).split(SEPARATOR);
+      if (texts.length !== body.texts) throw new Error("packed data holds " + texts.length + " texts, says " + body.texts);
+      return decode(body, texts);
     });
   }
 
@@ -39,10 +45,9 @@ FX.payload = (function () {
     return new Response(stream).text();
   }
 
-  function decode(body) {
+  function decode(body, texts) {
     const count = body.count;
     const strings = body.strings;
-    const texts = body.texts;
     function Row() {}
     const rows = new Array(count);
     for (let i = 0; i < count; i++) {
@@ -55,6 +60,10 @@ FX.payload = (function () {
       const absent = new Set(column[3]);
       if (kind === "j" && LAZY.has(key)) {
         lazyField(Row.prototype, key, values, absent, texts);
+        continue;
+      }
+      if (kind === "c") {  // one value for every row
+        for (let i = 0; i < count; i++) if (!(absent.size && absent.has(i))) rows[i][key] = values;
         continue;
       }
       for (let i = 0; i < count; i++) {

@@ -24,6 +24,7 @@ by their row: their index in the pre-order columns (`trace_columns`).
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -120,9 +121,8 @@ def _critical(
 
 
 def _self_time(own: Sequence[Any]) -> list[int]:
-    timed = [i for i, value in enumerate(own) if _num(value)]
-    timed.sort(key=lambda i: -float(own[i]))
-    return timed[:TOP]
+    timed = [i for i, value in enumerate(own) if value and _num(value)]
+    return heapq.nlargest(TOP, timed, key=lambda i: float(own[i]))
 
 
 def _meta(meta: Any) -> Mapping[str, Any]:

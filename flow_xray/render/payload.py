@@ -14,9 +14,10 @@ one JSON document, a NUL character, then the detail texts separated by NULs::
 
 Per column (one per field), ``kind`` says how ``values`` (one per call) read:
 ``"c"`` one value every call has (most often null), ``"v"`` the values
-themselves (numbers, booleans, nulls), ``"s"`` indexes into
-``strings`` (-1 for null), ``"j"`` indexes into the texts, each parsed when
-that call's field is first read (the details: inputs, output, traceback,
+themselves (numbers, booleans, nulls), ``"t"`` strings, each call its own (ids),
+``"s"`` indexes into ``strings`` (-1 for null), ``"j"`` indexes into the texts,
+``"J"`` the index of the first call's text (each call its own, in order: inputs);
+a text is parsed when that call's field is first read (the details: inputs, output, traceback,
 attributes, events, and any other non-scalar value). ``absent`` lists the calls
 without the field. Compact JSON text never holds a raw NUL (JSON escapes
 control characters), so the texts need no quoting: no escaping on the way in,
@@ -100,40 +101,47 @@ def pack(
     and the calls as columns (one list per field, ``absent`` listing per field the rows
     that lack it). A detail value given as `JsonText` goes in as that text."""
     count = len(next(iter(columns.values()), ()))
-    strings: dict[str, int] = {}
-    texts: dict[str, int] = {}
+    tables = _Tables()
     missing = absent or {}
     packed = [
-        _column(key, values, list(missing.get(key, ())), strings, texts)
-        for key, values in columns.items()
+        _column(key, values, list(missing.get(key, ())), tables) for key, values in columns.items()
     ]
     body = {
         "head": dict(head),
         "count": count,
-        "strings": list(strings),
-        "texts": len(texts),
+        "strings": list(tables.strings),
+        "texts": len(tables.texts),
         "columns": packed,
     }
-    text = _SEPARATOR.join((dumps(body), *texts))
+    text = _SEPARATOR.join((dumps(body), *tables.texts))
     # A lone surrogate can only sit inside a JSON string, where "\\udc80" is its escape.
     raw = gzip.compress(text.encode("utf-8", "backslashreplace"), compresslevel=_LEVEL, mtime=0)
     return {"format": FORMAT, "packed": base64.b64encode(raw).decode("ascii")}
 
 
-def _column(
-    key: str,
-    values: Sequence[Any],
-    absent: list[int],
-    strings: dict[str, int],
-    texts: dict[str, int],
-) -> list[Any]:
+class _Tables:
+    """What the columns index: distinct strings, and detail texts (with an index of
+    the texts shared by several calls)."""
+
+    __slots__ = ("shared", "strings", "texts")
+
+    def __init__(self) -> None:
+        self.strings: dict[str, int] = {}
+        self.texts: list[str] = []
+        self.shared: dict[str, int] = {}
+
+
+def _column(key: str, values: Sequence[Any], absent: list[int], tables: _Tables) -> list[Any]:
     types = set(map(type, values))
     if len(types) == 1 and types <= _CONSTANT_TYPES and values.count(values[0]) == len(values):
         return [key, "c", values[0], absent]  # the same value in every call (often null)
     if types <= _SCALARS and all(math.isfinite(v) for v in values if type(v) is float):
         return [key, "v", list(values), absent]
     if types <= _STRINGS:
-        return [key, "s", _indexes(values, strings), absent]
+        distinct: dict[Any, None] = dict.fromkeys(values)
+        if len(distinct) == len(values) and None not in distinct:
+            return [key, "t", list(values), absent]  # every call its own (ids): inline
+        return [key, "s", _indexes(distinct, values, tables.strings), absent]
     # Calls often share one object for a detail (an empty dict, a function's source
     # location): each object is encoded once.
     done: dict[int, str] = {}
@@ -145,14 +153,24 @@ def _column(
         return found
 
     encoded = [v if type(v) is JsonText else text(v) for v in values]
-    return [key, "j", _indexes(encoded, texts), absent]
+    distinct = dict.fromkeys(encoded)
+    if len(distinct) == len(encoded):  # every call its own text (inputs): in row order
+        base = len(tables.texts)
+        tables.texts.extend(encoded)
+        return [key, "J", base, absent]
+    shared, texts = tables.shared, tables.texts
+    for value in distinct:
+        if value not in shared:
+            shared[value] = len(texts)
+            texts.append(value)
+    return [key, "j", list(map(shared.__getitem__, encoded)), absent]
 
 
-def _indexes(values: Sequence[str | None], table: dict[str, int]) -> list[int]:
-    """Each value's index in ``table`` (-1 for None), adding the new ones at its end."""
-    distinct: dict[Any, None] = dict.fromkeys(values)
-    distinct.pop(None, None)
-    fresh = [value for value in distinct if value not in table]
+def _indexes(
+    distinct: Mapping[Any, None], values: Sequence[str | None], table: dict[str, int]
+) -> list[int]:
+    """Each value's index in ``table`` (-1 for None), adding the new ``distinct`` ones."""
+    fresh = [value for value in distinct if value is not None and value not in table]
     table.update(zip(fresh, range(len(table), len(table) + len(fresh)), strict=True))
     lookup: Any = table.get  # None is never a key: it gets the default
     return list(map(lookup, values, itertools.repeat(-1)))
@@ -181,6 +199,10 @@ def unpack(embedded: Mapping[str, Any]) -> dict[str, Any]:
         missing = set(absent)
         if kind == "c":
             kind, values = "v", [values] * count
+        elif kind == "t":
+            kind = "v"
+        elif kind == "J":
+            kind, values = "j", range(values, values + count)
         for i, (row, value) in enumerate(zip(rows, values, strict=True)):
             if i in missing:
                 continue

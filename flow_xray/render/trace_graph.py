@@ -84,7 +84,7 @@ def trace_columns(data: Mapping[str, Any]) -> tuple[Columns, Absent]:
 class TreeShape:
     """A flat trace's tree: each call's children and interval (start, end or None), the roots."""
 
-    kids: list[list[int]]
+    kids: list[Sequence[int]]  # a leaf's is an empty tuple
     roots: list[int]
     spans: list[tuple[float, float | None]]
 
@@ -93,10 +93,15 @@ def tree_shape(columns: Columns) -> TreeShape:
     """The tree of a trace's columns (``parent``, ``start_ms``, ``latency_ms``)."""
     parents = columns["parent"]
     count = len(parents)
-    kids: list[list[int]] = [[] for _ in range(count)]
+    kids: list[Any] = [()] * count  # a list only for the calls that have children
     roots: list[int] = []
     for index, parent in enumerate(parents):
-        (kids[parent] if parent >= 0 else roots).append(index)
+        if parent < 0:
+            roots.append(index)
+        elif kids[parent]:
+            kids[parent].append(index)
+        else:
+            kids[parent] = [index]
     spans = [
         _interval(start, latency)
         for start, latency in zip(

@@ -134,6 +134,8 @@ def _picked(
     nearest picked ancestor (the *anchor* its requests are passed up to), so
     the many plain nodes of a big trace cost one look each.
     """
+    from flow_xray.tree.model import child_nodes  # model imports this module
+
     count = 0
     picked: list[tuple[TraceNode, TraceNode | None, TraceNode | None]] = []
     stack: list[tuple[TraceNode, TraceNode | None, TraceNode | None]] = [
@@ -150,7 +152,7 @@ def _picked(
         ):
             picked.append((node, parent, anchor))
             anchor = node
-        children = node.children
+        children = child_nodes(node)
         if children:
             stack.extend([(child, node, anchor) for child in reversed(children)])
     return count, picked

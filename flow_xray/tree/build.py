@@ -9,18 +9,20 @@ price table.
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import json.scanner
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from operator import attrgetter, itemgetter
+from array import array
+from collections.abc import Callable, Iterable, Mapping, MutableSequence, Sequence
+from operator import itemgetter
 from typing import Any, Final
 
 from flow_xray import attributes as attr, jsontext
 from flow_xray.jsontext import JsonText
 from flow_xray.llm.pricing import cost_usd
 from flow_xray.tree.accounting import analyze
-from flow_xray.tree.model import TraceNode, TraceResult, lazy_nodes, new_node
+from flow_xray.tree.model import SPAN_FIELDS, TraceNode, TraceResult, lazy_nodes, new_node
 from flow_xray.tree.readers import clean_error_type, error_text, promote_messages, scrub_foreign
 from flow_xray.tree.spans import EventRecord, SpanRecord, SpanStore
 
@@ -61,20 +63,27 @@ def _build(spans: Sequence[SpanRecord], origin: int, store: SpanStore | None) ->
     # earliest-starting record (the first one given, on a tie). A store's spans
     # become `LazyNode`s (details decoded on first use); other records are
     # built at once. Span ids are keyed as ints where they are hex (all rows are).
+    # A million spans must build within a few hundred MB: the store's columns are
+    # used as they are (typed arrays), row numbers are kept in arrays, and the
+    # id index and sort order are made and dropped before the nodes exist.
+    records: Sequence[SpanRecord]
+    keys: Sequence[Any]
+    parent_keys: Sequence[Any]
+    starts: Sequence[int]
     if store is not None:
-        ids, parent_ids, row_starts, names, statuses = store.columns()
-        records: Sequence[SpanRecord] = store.appended
-        keys: list[Any] = list(ids)
-        parent_keys: list[Any] = list(parent_ids)
-        starts: list[int] = list(row_starts)
+        keys, parent_keys, starts, names, statuses = store.columns()
+        records = store.appended
+        if records:
+            keys = [*keys, *(_key(r.span_id) for r in records)]
+            parent_keys = [*parent_keys, *(_parent_key(r) for r in records)]
+            starts = [*starts, *(r.start_ns for r in records)]
     else:
         records, names, statuses = spans, [], []
-        keys, parent_keys, starts = [], [], []
-    keys.extend(_key(r.span_id) for r in records)
-    parent_keys.extend(_key(r.parent_id) if r.parent_id else 0 for r in records)
-    starts.extend(r.start_ns for r in records)
+        keys = [_key(r.span_id) for r in records]
+        parent_keys = [_parent_key(r) for r in records]
+        starts = [r.start_ns for r in records]
     index: dict[Any, int] = dict(zip(keys, range(len(keys)), strict=True))
-    kept = list(range(len(keys)))
+    kept: Sequence[int] = range(len(keys))
     if len(index) < len(keys):  # repeated ids: keep the earliest of each
         index, kept, first = {}, [], list[int]()
         for at, (key, start) in enumerate(zip(keys, starts, strict=True)):
@@ -82,18 +91,7 @@ def _build(spans: Sequence[SpanRecord], origin: int, store: SpanStore | None) ->
         parent_keys = [parent_keys[at] for at in kept]
         keys = [keys[at] for at in kept]
         starts = first
-    nodes: list[TraceNode]
-    if store is not None:
-        names = [*names, *(r.name for r in records)]
-        statuses = [*statuses, *(r.status for r in records)]
-        node_statuses = [_node_status(s) for s in statuses]
-        for at, status in _stopped_or_failed(store).items():
-            node_statuses[at] = status
-        nodes = lazy_nodes(_RowSource(store, origin), kept, names, node_statuses, _with_meta(store))
-        del names, statuses
-    else:
-        nodes = [to_node(spans[at], origin) for at in kept]
-    parents = [index.get(key, -1) if key else -1 for key in parent_keys]
+    parents = array("q", [index.get(key, -1) if key else -1 for key in parent_keys])
     for at, parent in enumerate(parents):
         if parent == at:  # its own parent
             parents[at] = -1
@@ -104,18 +102,30 @@ def _build(spans: Sequence[SpanRecord], origin: int, store: SpanStore | None) ->
             if parent < 0 and key:
                 nearest = store.nearest_kept_parent(_hex(key), found)
                 parents[at] = index.get(_key(nearest), -1) if nearest else -1
-    del parent_keys
-    _cut_cycles(nodes, parents)
+    del index, parent_keys
+
+    _cut_cycles(parents, starts, keys)
     # Children and roots in start order: link them in the order of their start
     # times (the span id breaks a tie).
-    order = sorted(range(len(nodes)), key=starts.__getitem__)
+    ordered = sorted(range(len(parents)), key=starts.__getitem__)
     if len(set(starts)) < len(starts):
-
-        def span_id(at: int) -> str:
-            return _hex(keys[at])
-
-        _break_ties(order, starts, span_id)
-    del starts
+        _break_ties(ordered, starts, keys)
+    order = array("q", ordered)
+    del keys, starts, ordered
+    nodes: list[TraceNode]
+    if store is not None:
+        if records:
+            names = [*names, *(r.name for r in records)]
+        node_statuses = [_node_status(s) for s in statuses]
+        node_statuses.extend(_node_status(r.status) for r in records)
+        del statuses
+        for at, status in _stopped_or_failed(store).items():
+            node_statuses[at] = status
+        source = functools.partial(_RowSource, store, origin)
+        nodes = lazy_nodes(source, kept, names, node_statuses, _with_meta(store))
+        del names, node_statuses
+    else:
+        nodes = [to_node(spans[at], origin) for at in kept]
     roots: list[TraceNode] = []
     for at in order:
         parent = parents[at]
@@ -123,6 +133,7 @@ def _build(spans: Sequence[SpanRecord], origin: int, store: SpanStore | None) ->
             roots.append(nodes[at])
         else:
             nodes[parent].children.append(nodes[at])
+    del nodes, order, parents
     analyze(roots)
     result = TraceResult(roots=roots)
     if store is not None:
@@ -130,11 +141,12 @@ def _build(spans: Sequence[SpanRecord], origin: int, store: SpanStore | None) ->
     return result
 
 
-_ORDER = attrgetter("start_ms", "span_id")
-
-
-def _break_ties(order: list[int], starts: Sequence[int], span_id: Callable[[int], str]) -> None:
+def _break_ties(order: list[int], starts: Sequence[int], keys: Sequence[Any]) -> None:
     """Within each run of equal start times in ``order``, order by span id."""
+
+    def span_id(at: int) -> str:
+        return _hex(keys[at])
+
     run = 0
     for at in range(1, len(order) + 1):
         if at == len(order) or starts[order[at]] != starts[order[run]]:
@@ -218,6 +230,10 @@ def _key(span_id: str) -> Any:
     return span_id
 
 
+def _parent_key(record: SpanRecord) -> Any:
+    return _key(record.parent_id) if record.parent_id else 0
+
+
 def _hex(key: Any) -> str:
     return format(key, "016x") if isinstance(key, int) else str(key)
 
@@ -235,19 +251,21 @@ class _Kept:
 
 
 class _RowSource:
-    """Decodes a `LazyNode`'s details from its row of the store (with `to_node`)."""
+    """Decodes a `LazyNode`'s details from its row of the store (with `to_node`); positions
+    count from ``base``."""
 
-    __slots__ = ("origin", "store")
+    __slots__ = ("base", "origin", "store")
 
-    def __init__(self, store: SpanStore, origin: int) -> None:
+    def __init__(self, store: SpanStore, origin: int, base: int) -> None:
         self.store = store
         self.origin = origin
+        self.base = base
 
     def node(self, at: int) -> TraceNode:
-        return to_node(self.store[at], self.origin)
+        return to_node(self.store[self.base + at], self.origin)
 
-    def fields(self, at: int) -> dict[str, Any]:
-        return store_fields(self.store, at, self.origin)
+    def values(self, at: int) -> tuple[Any, ...]:
+        return store_values(self.store, self.base + at, self.origin)
 
 
 def _with_meta(store: SpanStore) -> set[int]:
@@ -264,14 +282,20 @@ def _meta_keys(keys: Iterable[str]) -> bool:
     return not _USAGE_KEYS.isdisjoint(keys) or any(k.startswith(attr.META_PREFIX) for k in keys)
 
 
-def _cut_cycles(nodes: Sequence[TraceNode], parents: list[int]) -> None:
+def _cut_cycles(parents: MutableSequence[int], starts: Sequence[int], keys: Sequence[Any]) -> None:
     """Make roots of corrupt parent cycles, so every span stays in a finite tree.
 
-    Each cycle (spans that are each other's ancestors) loses one link: the
-    earliest-starting span of the cycle becomes a root. One walk, O(n).
+    Each cycle (spans that are each other's ancestors) loses one link: its
+    earliest-starting span (then the smallest id) becomes a root. One walk, O(n).
     """
-    state = bytearray(len(nodes))  # 0 unseen, 1 on the current walk, 2 done
-    for first in range(len(nodes)):
+
+    def earliest(at: int) -> tuple[int, str]:
+        return starts[at], _hex(keys[at])
+
+    state = bytearray(len(parents))  # 0 unseen, 1 on the current walk, 2 done
+    for first in range(len(parents)):
+        if state[first]:
+            continue
         path = []
         current = first
         while current >= 0 and state[current] == 0:
@@ -280,19 +304,18 @@ def _cut_cycles(nodes: Sequence[TraceNode], parents: list[int]) -> None:
             current = parents[current]
         if current >= 0 and state[current] == 1:
             cycle = path[path.index(current) :]
-            cut = min(cycle, key=lambda i: _ORDER(nodes[i]))
-            parents[cut] = -1
+            parents[min(cycle, key=earliest)] = -1
         for i in path:
             state[i] = 2
 
 
 def to_node(record: SpanRecord, origin_ns: int) -> TraceNode:
     """Turn one span record into a childless `TraceNode`."""
-    return new_node(**node_fields(record, origin_ns))
+    return new_node(**dict(zip(SPAN_FIELDS, node_values(record, origin_ns), strict=True)))
 
 
-def node_fields(record: SpanRecord, origin_ns: int, raw: bool = False) -> dict[str, Any]:
-    """The fields (but ``children``) of the node ``record`` becomes.
+def node_values(record: SpanRecord, origin_ns: int, raw: bool = False) -> tuple[Any, ...]:
+    """The fields of the node ``record`` becomes that its span gives (`SPAN_FIELDS`, in order).
 
     With ``raw``, inputs and output that flow-xray itself wrote as JSON are
     handed over as that text (`JsonText`) instead of being parsed: a renderer
@@ -317,11 +340,11 @@ def node_fields(record: SpanRecord, origin_ns: int, raw: bool = False) -> dict[s
     )
 
 
-def store_fields(store: SpanStore, at: int, origin_ns: int) -> dict[str, Any]:
-    """`node_fields` (``raw``) of the store's span ``at``, read from its row without a record."""
+def store_values(store: SpanStore, at: int, origin_ns: int) -> tuple[Any, ...]:
+    """`node_values` (``raw``) of the store's span ``at``, read from its row without a record."""
     parts = store.parts(at)
     if parts is None or attr.OTEL_SCOPE_NAME in parts[7]:  # appended elsewhere, or foreign
-        return node_fields(store[at], origin_ns, raw=True)
+        return node_values(store[at], origin_ns, raw=True)
     trace_id, span_id, parent_id, name, start, end, status, keys, values, events = parts
     return _fields(
         trace_id,
@@ -354,7 +377,7 @@ def _fields(
     origin_ns: int,
     raw: bool,
     record: Callable[[], SpanRecord],
-) -> dict[str, Any]:
+) -> tuple[Any, ...]:
     # Split flow-xray's first-class keys from user metadata and the rest, by a
     # plan made once per set of keys (spans of one function share theirs).
     plan = _PLANS.get(keys)
@@ -385,25 +408,25 @@ def _fields(
     else:
         error = stack = None
         node_status = _node_status(status)
-    return {
-        "id": f"n{span_id}",
-        "name": name,
-        "kind": _kind(consumed),
-        "inputs": inputs,
-        "output": output,
-        "error": error,
-        "traceback": stack,
-        "latency_ms": None if end_ns is None else (end_ns - start_ns) / 1e6,
-        "start_ms": (start_ns - origin_ns) / 1e6,
-        "status": node_status,
-        "incomplete": end_ns is None or consumed.get(attr.INCOMPLETE) is True,
-        "trace_id": trace_id,
-        "span_id": span_id,
-        "parent_id": parent_id,
-        "pid": _pid(values[plan.pid]) if plan.pid >= 0 else None,
-        "meta": _usage_meta(consumed) | meta_keys if plan.usage else meta_keys or _empty(raw),
-        "attributes": others,
-        "events": [
+    return (  # SPAN_FIELDS, in order
+        f"n{span_id}",
+        name,
+        _kind(consumed),
+        inputs,
+        output,
+        error,
+        stack,
+        None if end_ns is None else (end_ns - start_ns) / 1e6,
+        (start_ns - origin_ns) / 1e6,
+        node_status,
+        end_ns is None or consumed.get(attr.INCOMPLETE) is True,
+        trace_id,
+        span_id,
+        parent_id,
+        _pid(values[plan.pid]) if plan.pid >= 0 else None,
+        _usage_meta(consumed) | meta_keys if plan.usage else meta_keys or _empty(raw),
+        others,
+        [
             {
                 "name": event.name,
                 "time_ms": (event.time_ns - origin_ns) / 1e6,
@@ -413,10 +436,10 @@ def _fields(
         ]
         if events or not raw
         else _NO_EVENTS,
-    }
+    )
 
 
-# Read-only stand-ins shared by every raw node (`node_fields` with ``raw``): a
+# Read-only stand-ins shared by every raw node (`node_values` with ``raw``): a
 # renderer writing a million calls then encodes each distinct value once.
 _NO_META: Final[dict[str, Any]] = {}
 _NO_EVENTS: Final[list[Any]] = []

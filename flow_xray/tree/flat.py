@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from flow_xray.tree.model import DATA_FIELDS, TraceNode
+from flow_xray.tree.model import DATA_FIELDS, TraceNode, child_nodes
 
 Columns = dict[str, list[Any]]
 
@@ -27,19 +27,34 @@ def trace_columns(roots: Sequence[TraceNode]) -> Columns:
         columns["name"][0], columns["parent"][0]  # the first root: its name, -1
     """
     columns: Columns = {name: [] for name in DATA_FIELDS}
-    appends = [columns[name].append for name in DATA_FIELDS]
     parents: list[int] = []
     add_parent = parents.append
+    chunk: list[tuple[Any, ...]] = []
+    add = chunk.append
     stack: list[tuple[TraceNode, int]] = [(root, -1) for root in reversed(roots)]
     pop, push = stack.pop, stack.extend
     while stack:
         node, parent = pop()
         index = len(parents)
         add_parent(parent)
-        for append, value in zip(appends, node.export_values(), strict=True):
-            append(value)
-        children = node.children
+        add(node.export_values())
+        children = child_nodes(node)
         if children:
             push([(child, index) for child in reversed(children)])
+        if len(chunk) == _CHUNK:
+            _transpose(chunk, columns)
+    _transpose(chunk, columns)
     columns["parent"] = parents
     return columns
+
+
+# Nodes' values are turned into columns this many at a time: one C-level
+# transpose per chunk instead of a Python loop over every field of every node.
+_CHUNK = 4096
+
+
+def _transpose(chunk: list[tuple[Any, ...]], columns: Columns) -> None:
+    if chunk:
+        for column, values in zip(columns.values(), zip(*chunk, strict=True), strict=True):
+            column.extend(values)
+        chunk.clear()

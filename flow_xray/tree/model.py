@@ -9,10 +9,10 @@ their ``to_dict()`` form. JSON envelope, version 1::
 from __future__ import annotations
 
 import os
-from collections.abc import Container, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
 from flow_xray import jsontext
 from flow_xray.errors import TraceFileError
@@ -93,11 +93,12 @@ class TraceNode:
         pairs = [(self, other)]
         while pairs:
             a, b = pairs.pop()
-            if len(a.children) != len(b.children):
+            a_kids, b_kids = child_nodes(a), child_nodes(b)
+            if len(a_kids) != len(b_kids):
                 return False
             if any(getattr(a, n) != getattr(b, n) for n in names):
                 return False
-            pairs.extend(zip(a.children, b.children, strict=True))
+            pairs.extend(zip(a_kids, b_kids, strict=True))
         return True
 
     __hash__ = None  # type: ignore[assignment]
@@ -121,7 +122,7 @@ class TraceNode:
         while stack:
             node = stack.pop()
             yield node
-            stack.extend(reversed(node.children))
+            stack.extend(reversed(child_nodes(node)))
 
     def to_dict(self) -> dict[str, Any]:
         """Return this subtree as JSON-ready plain data."""
@@ -133,9 +134,10 @@ class TraceNode:
             target.update(zip(DATA_FIELDS, node.field_values(), strict=True))
             if not target["meta"]:
                 del target["meta"]  # as in 0.2.0: no "meta" key when there is none
-            kids: list[dict[str, Any]] = [{} for _ in node.children]
+            children = child_nodes(node)
+            kids: list[dict[str, Any]] = [{} for _ in children]
             target["children"] = kids
-            stack.extend(zip(node.children, kids, strict=True))
+            stack.extend(zip(children, kids, strict=True))
         return out
 
     @classmethod
@@ -176,6 +178,11 @@ class TraceNode:
 
 
 DATA_FIELDS = tuple(f.name for f in fields(TraceNode) if f.name != "children")
+# Set on a built tree by `flow_xray.tree.accounting`; the last of `DATA_FIELDS`.
+ACCOUNTING_FIELDS = ("usage_counted", "usage_note", "error_origin", "error_handled")
+# The fields a node's span gives it: the others, in `DATA_FIELDS` order.
+SPAN_FIELDS = DATA_FIELDS[: -len(ACCOUNTING_FIELDS)]
+_NAME_AT, _STATUS_AT = SPAN_FIELDS.index("name"), SPAN_FIELDS.index("status")
 _get_data_fields = attrgetter(*DATA_FIELDS)
 
 
@@ -224,8 +231,8 @@ class NodeSource(Protocol):
     def node(self, at: int) -> TraceNode:
         """The fully built node for position ``at``."""
 
-    def fields(self, at: int) -> dict[str, Any]:
-        """The span's fields for position ``at``, details JSON text (`JsonText`) where stored so."""
+    def values(self, at: int) -> tuple[Any, ...]:
+        """The `SPAN_FIELDS` of position ``at``, details as JSON text (`JsonText`) if stored so."""
 
 
 # Fields a `LazyNode` fills from its span on first use; the others are set when it is built.
@@ -316,10 +323,10 @@ class LazyNode(TraceNode):
         if source is None:
             return _get_data_fields(self)
         # Read from the span without building a node: this node stays unfilled.
-        fields = source.fields(self._at)
-        for name in _EAGER_FIELDS:
-            fields[name] = getattr(self, name)
-        return tuple(map(fields.__getitem__, DATA_FIELDS))
+        values = list(source.values(self._at))
+        values[_NAME_AT], values[_STATUS_AT] = self.name, self.status
+        values += (self.usage_counted, self.usage_note, self.error_origin, self.error_handled)
+        return tuple(values)
 
     def has_meta(self) -> bool:
         # Unfilled means no metadata: nodes with some are filled when built.
@@ -337,39 +344,81 @@ class LazyNode(TraceNode):
 
 
 _SLOTS = {name: TraceNode.__dict__[name] for name in LAZY_FIELDS}
+_CHILDREN_SLOT: Any = TraceNode.__dict__["children"]
+# A lazily built leaf holds this instead of an empty list of its own (56 bytes
+# each, a million of them in a big trace) until its ``children`` is read.
+_NO_CHILDREN: Final[tuple[()]] = ()
+
+
+def child_nodes(node: TraceNode) -> Sequence[TraceNode]:
+    """``node.children`` for reading only, without giving a lazily built leaf its list."""
+    return _CHILDREN_SLOT.__get__(node, TraceNode)  # type: ignore[no-any-return]
+
+
+class _Children:
+    """``LazyNode.children``: a leaf's list is made when first read (see `_NO_CHILDREN`)."""
+
+    def __get__(self, node: Any, owner: Any = None) -> Any:
+        if node is None:
+            return self
+        children = _CHILDREN_SLOT.__get__(node, owner)
+        if children is _NO_CHILDREN:
+            children = []
+            _CHILDREN_SLOT.__set__(node, children)
+        return children
+
+    def __set__(self, node: Any, value: Any) -> None:
+        _CHILDREN_SLOT.__set__(node, value)
+
+
+LazyNode.children = _Children()  # type: ignore[assignment]
 _EAGER_FIELDS = tuple(n for n in DATA_FIELDS if n not in LAZY_FIELDS)
 for _name in LAZY_FIELDS:
     setattr(LazyNode, _name, _Deferred(_SLOTS[_name]))
 
 
 def lazy_nodes(
-    source: NodeSource,
+    source: Callable[[int], NodeSource],
     positions: Sequence[int],
     names: Sequence[str],
     statuses: Sequence[str],
     filled: Container[int] = (),
 ) -> list[TraceNode]:
-    """A `LazyNode` for each of ``positions`` of ``source``, details not yet decoded.
+    """A `LazyNode` for each of ``positions``, details not yet decoded.
 
-    ``names`` and ``statuses`` are indexed by position; the nodes at positions
-    in ``filled`` (those whose spans carry metadata) are filled at once.
+    ``source(base)`` gives the `NodeSource` of the positions from ``base`` on
+    (called once per block of 256). ``names`` and ``statuses`` are indexed by
+    position; the nodes at positions in ``filled`` (those whose spans carry
+    metadata) are filled at once.
     """
     nodes: list[LazyNode] = []
     add = nodes.append
+    blocks: dict[int, NodeSource] = {}
+    fill: list[LazyNode] = []
     for at in positions:
         node: LazyNode = _new(LazyNode)
         node.name = names[at]
         node.status = statuses[at]
-        node.children = []
+        node.children = _NO_CHILDREN  # type: ignore[assignment]  # a list once read
         node.usage_counted = node.usage_note = node.error_origin = node.error_handled = None
-        node._source = source
-        node._at = at
+        base = at >> _BLOCK_BITS
+        block = blocks.get(base)
+        if block is None:
+            block = blocks[base] = source(base << _BLOCK_BITS)
+        node._source = block
+        node._at = at & _BLOCK_MASK
         add(node)
-    if filled:
-        for node in nodes:
-            if node._at in filled:
-                node.fill()
+        if at in filled:
+            fill.append(node)
+    for node in fill:
+        node.fill()
     return cast("list[TraceNode]", nodes)
+
+
+# A node's position is kept as an offset into a block of positions: offsets are
+# small ints, which CPython shares (a million distinct ints would take 28 MB).
+_BLOCK_BITS: Final = 8
+_BLOCK_MASK: Final = (1 << _BLOCK_BITS) - 1
 
 
 _new = object.__new__

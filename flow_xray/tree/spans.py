@@ -64,8 +64,9 @@ class SpanStore(Sequence[SpanRecord]):
     A capture can hold a million spans, so rows the processor adds are not
     kept as objects with dicts: ids and times sit in typed arrays, each span's
     attribute values in one tuple beside an interned tuple of keys shared by
-    every span of the same shape, and names, trace ids and statuses are
-    interned. Records appended from elsewhere (other processes, snapshots of
+    every span of the same shape, names and statuses are interned, trace ids
+    kept once per run of rows sharing one, events only for rows that have
+    some. Records appended from elsewhere (other processes, snapshots of
     open spans) are kept as they are. Reading (iteration, indexing) builds each
     `SpanRecord` on the fly; the store itself never changes it.
 
@@ -99,7 +100,9 @@ class SpanStore(Sequence[SpanRecord]):
         "_starts",
         "_strings",
         "_tail",
-        "_traces",
+        "_trace_ids",
+        "_trace_int",
+        "_trace_starts",
         "_values",
         "dropped",
         "max_spans",
@@ -112,12 +115,15 @@ class SpanStore(Sequence[SpanRecord]):
         self._parents = array("Q")
         self._starts = array("q")
         self._ends = array("q")
-        self._traces: list[str] = []
+        # Trace ids by runs: the row where each run of one trace id starts, and the id.
+        self._trace_starts = array("Q")
+        self._trace_ids: list[str] = []
+        self._trace_int = -1  # the last run's trace id as a number
         self._names: list[str] = []
         # (status, message, keys): interned, so most rows share one tuple
         self._shapes: list[tuple[str, str | None, tuple[str, ...]]] = []
         self._values: list[tuple[Any, ...]] = []
-        self._events: list[tuple[EventRecord, ...]] = []
+        self._events: dict[int, tuple[EventRecord, ...]] = {}  # by row, rows with events only
         self._others: list[SpanRecord] = []
         self._strings: dict[Any, Any] = {}
         self._odd_lost: dict[str, str | None] = {}  # parent links of dropped appended records
@@ -146,19 +152,18 @@ class SpanStore(Sequence[SpanRecord]):
         """Add one finished span given as plain parts (ids as ints, ``parent_id`` 0 for none)."""
         if self.max_spans is None:  # the common case, inline: this runs once per span
             strings = self._strings
+            if trace_id != self._trace_int:
+                self._new_trace_run(trace_id)
+            if events:
+                self._events[len(self._ids)] = events
             self._ids.append(span_id)
             self._parents.append(parent_id)
             self._starts.append(start_ns)
             self._ends.append(end_ns)
-            trace = strings.get(trace_id)
-            if trace is None:
-                trace = strings[trace_id] = format(trace_id, "032x")
-            self._traces.append(trace)
             self._names.append(strings.setdefault(name, name))
             shape = (status, message, keys)
             self._shapes.append(strings.setdefault(shape, shape))
             self._values.append(values)
-            self._events.append(events)
             return
         row: Row = (
             trace_id,
@@ -193,19 +198,27 @@ class SpanStore(Sequence[SpanRecord]):
     def _keep_row(self, row: Row) -> None:
         intern = self._strings.setdefault
         trace_id, span_id, parent_id, name, start, end, status, message, keys, values, events = row
+        if trace_id != self._trace_int:
+            self._new_trace_run(trace_id)
+        if events:
+            self._events[len(self._ids)] = events
         self._ids.append(span_id)
         self._parents.append(parent_id)
         self._starts.append(start)
         self._ends.append(end)
-        trace = self._strings.get(trace_id)
-        if trace is None:
-            trace = self._strings[trace_id] = format(trace_id, "032x")
-        self._traces.append(trace)
         self._names.append(intern(name, name))
         shape = (status, message, keys)
         self._shapes.append(intern(shape, shape))
         self._values.append(values)
-        self._events.append(events)
+
+    def _new_trace_run(self, trace_id: int) -> None:
+        self._trace_int = trace_id
+        self._trace_starts.append(len(self._ids))
+        self._trace_ids.append(format(trace_id, "032x"))
+
+    def _trace(self, index: int) -> str:
+        """The trace id of row ``index``."""
+        return self._trace_ids[bisect.bisect_right(self._trace_starts, index) - 1]
 
     # --- the cap --------------------------------------------------------------
 
@@ -299,13 +312,13 @@ class SpanStore(Sequence[SpanRecord]):
             yield record(index)
         yield from self._others
 
-    def columns(self) -> tuple[array[int], array[int], array[int], list[str], list[str]]:
+    def columns(self) -> tuple[array[int], array[int], array[int], list[str], Sequence[str]]:
         """The rows' span ids, parent ids (0 for none), start times, names and statuses.
 
         Row ``i`` is item ``i`` of the store; the records appended from elsewhere
         (`appended`) come after the rows.
         """
-        return self._ids, self._parents, self._starts, self._names, [s[0] for s in self._shapes]
+        return self._ids, self._parents, self._starts, self._names, _Statuses(self._shapes)
 
     @property
     def appended(self) -> Sequence[SpanRecord]:
@@ -336,7 +349,7 @@ class SpanStore(Sequence[SpanRecord]):
         status, _, keys = self._shapes[index]
         end = self._ends[index]
         return (
-            self._traces[index],
+            self._trace(index),
             self._ids[index],
             self._parents[index],
             self._names[index],
@@ -345,7 +358,7 @@ class SpanStore(Sequence[SpanRecord]):
             status,
             keys,
             self._values[index],
-            self._events[index],
+            self._events.get(index, ()),
         )
 
     def _record(self, index: int) -> SpanRecord:
@@ -353,7 +366,7 @@ class SpanStore(Sequence[SpanRecord]):
         parent = self._parents[index]
         end = self._ends[index]
         return _new_record(
-            self._traces[index],
+            self._trace(index),
             format(self._ids[index], "016x"),
             format(parent, "016x") if parent else None,
             self._names[index],
@@ -362,8 +375,34 @@ class SpanStore(Sequence[SpanRecord]):
             status,
             message,
             dict(zip(keys, self._values[index], strict=True)),
-            self._events[index],
+            self._events.get(index, ()),
         )
+
+
+class _Statuses(Sequence[str]):
+    """The rows' statuses, read from their shapes (no list of a million references)."""
+
+    __slots__ = ("shapes",)
+
+    def __init__(self, shapes: Sequence[tuple[str, str | None, tuple[str, ...]]]) -> None:
+        self.shapes = shapes
+
+    def __len__(self) -> int:
+        return len(self.shapes)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        if isinstance(index, slice):
+            return [shape[0] for shape in self.shapes[index]]
+        return self.shapes[index][0]
+
+    def __iter__(self) -> Iterator[str]:
+        return (shape[0] for shape in self.shapes)
 
 
 def _record_maker() -> Callable[..., SpanRecord]:

@@ -13,7 +13,7 @@ from flow_xray.jsontext import JsonText
 from flow_xray.render import trace_to_html
 from flow_xray.render.payload import pack, read_page, unpack
 from flow_xray.tree.flat import trace_columns
-from flow_xray.tree.model import DATA_FIELDS, LazyNode, TraceResult
+from flow_xray.tree.model import ACCOUNTING_FIELDS, DATA_FIELDS, SPAN_FIELDS, LazyNode, TraceResult
 
 
 @trace
@@ -48,6 +48,12 @@ def _captured(n: int = 6) -> TraceResult:
 
 def _plain(value: Any) -> Any:
     return json.loads(value) if type(value) is JsonText else value
+
+
+def test_a_nodes_fields_are_its_spans_then_the_accountings() -> None:
+    """`DATA_FIELDS` is `SPAN_FIELDS` then `ACCOUNTING_FIELDS` (lazy nodes export in that order)."""
+    assert (*SPAN_FIELDS, *ACCOUNTING_FIELDS) == DATA_FIELDS
+    assert "name" in SPAN_FIELDS and "status" in SPAN_FIELDS
 
 
 def test_columns_are_the_nodes_in_pre_order_with_parents() -> None:

@@ -58,8 +58,10 @@ FX.payload = (function () {
     for (const column of body.columns) {
       const key = column[0], kind = column[1], values = column[2];
       const absent = new Set(column[3]);
-      if (kind === "j" && LAZY.has(key)) {
-        lazyField(Row.prototype, key, values, absent, texts);
+      // "J": each row its own text, from index `values` on; "j": an index per row.
+      const textAt = kind === "J" ? function (i) { return values + i; } : function (i) { return values[i]; };
+      if ((kind === "j" || kind === "J") && LAZY.has(key)) {
+        lazyField(Row.prototype, key, textAt, absent, texts);
         continue;
       }
       if (kind === "c") {  // one value for every row
@@ -68,10 +70,9 @@ FX.payload = (function () {
       }
       for (let i = 0; i < count; i++) {
         if (absent.size && absent.has(i)) continue;
-        const v = values[i];
-        if (kind === "s") rows[i][key] = v < 0 ? null : strings[v];
-        else if (kind === "j") rows[i][key] = JSON.parse(texts[v]);
-        else rows[i][key] = v;
+        if (kind === "s") rows[i][key] = values[i] < 0 ? null : strings[values[i]];
+        else if (kind === "j" || kind === "J") rows[i][key] = JSON.parse(texts[textAt(i)]);
+        else rows[i][key] = values[i];  // "v" and "t"
       }
     }
     const data = body.head;
@@ -80,7 +81,7 @@ FX.payload = (function () {
   }
 
   // A field read from JSON text on first use, then kept on the row as a plain value.
-  function lazyField(proto, key, values, absent, texts) {
+  function lazyField(proto, key, textAt, absent, texts) {
     function own(row, value) {
       Object.defineProperty(row, key, { value: value, writable: true, enumerable: true, configurable: true });
     }
@@ -90,7 +91,7 @@ FX.payload = (function () {
       get: function () {
         const i = this[ROW];
         if (absent.has(i)) return undefined;
-        const value = JSON.parse(texts[values[i]]);
+        const value = JSON.parse(texts[textAt(i)]);
         own(this, value);
         return value;
       },

@@ -33,6 +33,7 @@ from opentelemetry.trace import StatusCode
 
 from flow_xray import attributes as attr
 from flow_xray.llm.usage import report_from_attributes
+from flow_xray.sdk.span_text import bounded_ints
 from flow_xray.tracing import state
 from flow_xray.tree.spans import EventRecord, SpanRecord, SpanStore
 
@@ -80,6 +81,8 @@ def to_record(span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
     attributes = dict(span.attributes or {})
     scope = _foreign_scope(span)
     if scope is not None:
+        bounded = bounded_ints(tuple(attributes.values()))
+        attributes = dict(zip(attributes, bounded, strict=True))
         attributes[attr.OTEL_SCOPE_NAME] = scope
     return SpanRecord(
         trace_id=format(ctx.trace_id, "032x") if ctx else "",
@@ -91,10 +94,7 @@ def to_record(span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
         status=status.status_code.name,
         status_message=status.description,
         attributes=attributes,
-        events=tuple(
-            EventRecord(event.name, event.timestamp, dict(event.attributes or {}))
-            for event in span.events
-        ),
+        events=_events(span.events),
     )
 
 
@@ -145,7 +145,7 @@ def _fields(span: ReadableSpan) -> tuple[Any, ...]:
     scope = fields["_instrumentation_scope"]
     name = scope.name if scope is not None else None
     if name and name != state.TRACER_NAME:  # another instrumentation's span: keep its scope
-        keys, values = (*keys, attr.OTEL_SCOPE_NAME), (*values, name)
+        keys, values = (*keys, attr.OTEL_SCOPE_NAME), (*bounded_ints(values), name)
     code = status.status_code
     events = fields["_events"]
     return (
@@ -159,10 +159,21 @@ def _fields(span: ReadableSpan) -> tuple[Any, ...]:
         status.description,
         keys,
         values,
-        tuple(EventRecord(e.name, e.timestamp, dict(e.attributes or {})) for e in events)
-        if events
-        else (),
+        _events(events) if events else (),
     )
+
+
+def _events(events: Any) -> tuple[EventRecord, ...]:
+    """Span events as records, ints beyond 64 bits as text (any tracer's events may hold some)."""
+    out = []
+    for event in events:
+        attributes = event.attributes or {}
+        values = tuple(attributes.values())
+        bounded = bounded_ints(values)
+        if bounded is not values:
+            attributes = dict(zip(attributes, bounded, strict=True))
+        out.append(EventRecord(event.name, event.timestamp, dict(attributes)))
+    return tuple(out)
 
 
 def _fields_by_properties(span: ReadableSpan) -> tuple[Any, ...]:
@@ -174,7 +185,7 @@ def _fields_by_properties(span: ReadableSpan) -> tuple[Any, ...]:
     keys, values = tuple(attributes), tuple(attributes.values())
     scope = _foreign_scope(span)
     if scope is not None:
-        keys, values = (*keys, attr.OTEL_SCOPE_NAME), (*values, scope)
+        keys, values = (*keys, attr.OTEL_SCOPE_NAME), (*bounded_ints(values), scope)
     code = status.status_code
     return (
         ctx.trace_id if ctx else 0,
@@ -187,7 +198,7 @@ def _fields_by_properties(span: ReadableSpan) -> tuple[Any, ...]:
         status.description,
         keys,
         values,
-        tuple(EventRecord(e.name, e.timestamp, dict(e.attributes or {})) for e in span.events),
+        _events(span.events),
     )
 
 

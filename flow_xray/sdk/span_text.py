@@ -61,16 +61,34 @@ def _needs_escaping(span: ReadableSpan) -> bool:
     )
 
 
+def _int_value(value: Any) -> Any:
+    """An attribute value with ints beyond 64 bits as text (`int_attribute`): an array
+    holding one has all its ints as text, so it stays of one type."""
+    if isinstance(value, (tuple, list)):
+        if any(type(v) is int and int_attribute(v) is not v for v in value):
+            return tuple(str(int_attribute(v)) if type(v) is int else v for v in value)
+        return value
+    return int_attribute(value) if type(value) is int else value
+
+
+def bounded_ints(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Attribute ``values`` with every int beyond 64 bits as text; ``values`` itself if none.
+
+    Such ints (another instrumentation may set ``10**5000``) cannot be written
+    as OTLP, and CPython refuses to print the biggest: kept as they are, they
+    would stop the trace from being saved.
+    """
+    if any(_bad(v) and not isinstance(v, str) for v in values):
+        return tuple(map(_int_value, values))
+    return values
+
+
 def _attributes(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in (attributes or {}).items():
+        value = _int_value(value)
         if isinstance(value, (tuple, list)):
-            if any(type(v) is int and int_attribute(v) is not v for v in value):
-                # One int too big: all of them as text, so the array stays of one type.
-                value = [str(int_attribute(v)) if type(v) is int else v for v in value]
             value = tuple(writable_data(list(value)))
-        elif type(value) is int:
-            value = int_attribute(value)
         out[writable(key)] = writable_data(value)
     return out
 

@@ -135,7 +135,7 @@ def report_from_attributes(name: str, attributes: Mapping[str, Any]) -> Report |
     """
     # Every finished span comes here: one pass over its keys tells most of them apart
     # (the SDK's attribute mapping answers a missing key by raising KeyError).
-    if _REPORT_KEYS.isdisjoint(attributes) or A.USAGE_COUNTED_IN in attributes:
+    if REPORT_KEYS.isdisjoint(attributes) or A.USAGE_COUNTED_IN in attributes:
         return None
     prompt = next((v for k in A.READ_PROMPT_TOKENS if _is_count(v := attributes.get(k))), None)
     completion = next(
@@ -150,7 +150,7 @@ def report_from_attributes(name: str, attributes: Mapping[str, Any]) -> Report |
     )
 
 
-_REPORT_KEYS: Final = frozenset((*A.READ_PROMPT_TOKENS, *A.READ_COMPLETION_TOKENS))
+REPORT_KEYS: Final = frozenset((*A.READ_PROMPT_TOKENS, *A.READ_COMPLETION_TOKENS))
 
 
 def _is_count(value: Any) -> bool:

@@ -32,7 +32,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerPro
 from opentelemetry.trace import StatusCode
 
 from flow_xray import attributes as attr
-from flow_xray.llm.usage import report_from_attributes
+from flow_xray.llm.usage import REPORT_KEYS, report_from_attributes
 from flow_xray.sdk.span_text import bounded_ints
 from flow_xray.tracing import state
 from flow_xray.tree.spans import EventRecord, SpanRecord, SpanStore
@@ -109,10 +109,11 @@ def _foreign_scope(span: ReadableSpan) -> str | None:
     return name if name and name != state.TRACER_NAME else None
 
 
-# Ended spans wait in a collector's ``pending`` list and go into its store this
-# many at a time: one tight loop per batch instead of two calls and a dozen
-# property reads per span keeps the processor's share of a traced call small.
-_BATCH = 256
+# Ended spans wait in a collector's ``pending`` list, as an in-memory exporter
+# keeps them, and go into its compact store this many at a time (and when the
+# capture closes): a capture of up to this many calls does no compaction while
+# they run, a bigger one pays it in batches, and memory stays bounded by the store.
+_BATCH = 4096
 
 
 def _compact(collector: Collector) -> None:
@@ -208,7 +209,12 @@ def _pass_usage_up(span: ReadableSpan) -> None:
     attributes = getattr(bounded, "_dict", None)
     if type(attributes) is not dict:
         attributes = span.attributes
-    report = report_from_attributes(span.name, attributes) if attributes else None
+    if not attributes or REPORT_KEYS.isdisjoint(attributes):
+        if not state.usage_pending():  # the common case: nothing to pass up
+            return
+        report = None
+    else:
+        report = report_from_attributes(span.name, attributes)
     ctx, parent = span.context, span.parent
     state.span_ended(ctx.span_id if ctx else 0, parent.span_id if parent else None, report)
 

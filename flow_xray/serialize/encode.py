@@ -562,8 +562,9 @@ def _fits(value: Any, max_bytes: int) -> str | None:
         return None
 
 
-def _fast_inputs(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> str | None:
-    """JSON for plain arguments, secret top-level names redacted; None to take the walk."""
+def _fast_object(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> str | None:
+    """JSON for a dict of plain values (arguments, a result), secret top-level names
+    redacted; None to take the walk."""
     if len(arguments) > limits.max_items:
         return None
     secret = secret_name_cache(limits) if limits.redact else None
@@ -627,7 +628,7 @@ def encode_inputs(
     """
     try:
         if type(arguments) is dict:
-            fast = _fast_inputs(arguments, limits, min(max_bytes, limits.max_value_bytes))
+            fast = _fast_object(arguments, limits, min(max_bytes, limits.max_value_bytes))
             if fast is not None:
                 return fast
             shared = _shared_inputs(arguments, limits, max_bytes, reprs)
@@ -696,6 +697,10 @@ def encode_output(
     try:
         if isinstance(value, str):
             return _cap_text(str.__str__(value), max_bytes, limits), MIME_TEXT
+        if type(value) is dict:  # the common result: its scalars checked inline
+            fast = _fast_object(value, limits, max_bytes)
+            if fast is not None:
+                return fast, MIME_JSON
         secret = secret_name_cache(limits) if limits.redact else None
         if _plain(value, 0, max_bytes, limits, secret) >= 0:
             text = _fits(value, max_bytes)

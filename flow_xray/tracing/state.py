@@ -278,6 +278,10 @@ _reports_lock = threading.Lock()
 _MAX_REPORTED_SPANS: Final = 4096
 
 
+#: Whether usage reports wait for their parents (a C-level call: it runs once per span).
+usage_pending: Callable[[], int] = _reports.__len__
+
+
 def span_ended(span_id: int, parent_id: int | None, report: Any | None) -> None:
     """A span ended: hand its own usage report (if any) and those below it to its parent."""
     if not _reports and report is None:

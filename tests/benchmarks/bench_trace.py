@@ -33,7 +33,9 @@ the per-round ratios to B measured in the same round: median [min-max]:
 It also prints the cost ``@trace`` adds when nothing collects spans (target
 <= 1 us per call, SPEC section 7): no provider at all, before any capture and
 after several have come and gone; and an SDK provider disabled by
-``OTEL_SDK_DISABLED``.
+``OTEL_SDK_DISABLED``. And what closing a capture costs per call it held: a
+capture defers turning up to 4096 ended spans into compact rows to its close
+(see `bench_close`), so that work is shown apart from the per-call figures.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ import os
 import statistics
 import sys
 import tempfile
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -346,6 +349,38 @@ def bench_ratios(
     return rows, missing
 
 
+def bench_close(rounds: int, sizes: tuple[int, ...] = (1000, 10_000)) -> list[tuple[str, str]]:
+    """What closing a capture costs per call it holds: the work a capture defers.
+
+    A capture keeps up to 4096 ended spans as they are (as an in-memory exporter
+    does) and turns them into compact rows in batches; closing it compacts the
+    rest and builds the tree. So the per-call figures above do not include that
+    work for captures of up to 4096 calls (a bigger capture pays it in batches
+    while it runs); this row does, measured as the time ``__exit__`` takes.
+    """
+    traced = trace(business)
+    args, _ = PAYLOADS["small"]
+    rows = []
+    for size in sizes:
+        times = []
+        for _ in range(rounds):
+            gc.collect()
+            capture = trace.capture()
+            capture.__enter__()
+            for _ in range(size):
+                traced(*args)
+            started = time.process_time()
+            capture.__exit__(None, None, None)
+            times.append((time.process_time() - started) / size * 1e6)
+        rows.append(
+            (
+                f"closing a capture of {size:,} calls, per call (compaction + tree)",
+                f"{min(times):.2f} us  [median {statistics.median(times):.2f}]",
+            )
+        )
+    return rows
+
+
 @contextlib.contextmanager
 def _quiet() -> Iterator[None]:
     """Peers log set-up chatter and warnings; the table is what matters here."""
@@ -370,6 +405,7 @@ def main(argv: list[str] | None = None) -> None:
     with _quiet():
         rows = bench_untraced(min(options.rounds, 7))
         ratio_rows, missing = bench_ratios(options.rounds, options.calls, not options.no_peers)
+        rows += bench_close(min(options.rounds, 5))
     print_table(rows + ratio_rows)
     for line in missing:
         print(f"skipped: {line}")

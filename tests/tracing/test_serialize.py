@@ -664,6 +664,15 @@ def test_fast_path_agrees_with_the_full_walk(args: dict[str, Any]) -> None:
     assert json.loads(encode_inputs(args, DEFAULT, 8192)) == to_jsonable(args, DEFAULT)
 
 
+@settings(max_examples=200, deadline=None)
+@given(result=st.dictionaries(st.text(max_size=10), plain_values, max_size=6))
+def test_a_dict_result_encodes_as_the_full_walk_does(result: dict[str, Any]) -> None:
+    """A dict returned by a call (its own fast path) encodes to what to_jsonable gives."""
+    text, mime = encode_output(result, DEFAULT, 8192)
+    assert mime == "application/json"
+    assert json.loads(text) == to_jsonable(result, DEFAULT)
+
+
 # --- credentials inside text ---------------------------------------------------
 def test_credentials_inside_strings_are_scrubbed_and_named() -> None:
     """A key inside a prompt is replaced by a marker naming its kind; the text around stays."""

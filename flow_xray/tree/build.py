@@ -21,9 +21,16 @@ from typing import Any, Final
 from flow_xray import attributes as attr, jsontext
 from flow_xray.jsontext import JsonText
 from flow_xray.llm.pricing import cost_usd
+from flow_xray.serialize.limits import Limits, get_limits
 from flow_xray.tree.accounting import analyze
 from flow_xray.tree.model import SPAN_FIELDS, TraceNode, TraceResult, lazy_nodes, new_node
-from flow_xray.tree.readers import clean_error_type, error_text, promote_messages, scrub_foreign
+from flow_xray.tree.readers import (
+    clean_error_type,
+    error_text,
+    promote_messages,
+    scrub_attributes,
+    scrub_foreign,
+)
 from flow_xray.tree.spans import EventRecord, SpanRecord, SpanStore
 
 
@@ -491,6 +498,7 @@ class _Plan:
     __slots__ = (
         "consumed",
         "foreign",
+        "limits",
         "messages",
         "meta",
         "others",
@@ -525,6 +533,7 @@ class _Plan:
         self.foreign = attr.OTEL_SCOPE_NAME in keys  # another instrumentation's span
         self.pid = keys.index(attr.PROCESS_PID) if attr.PROCESS_PID in keys else -1
         self.shared: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self.limits: Limits | None = None
 
     def others_of(self, values: tuple[Any, ...], raw: bool) -> dict[str, Any]:
         """The kept attributes of a span with these keys and ``values``.
@@ -536,6 +545,9 @@ class _Plan:
             return _empty(raw)
         taken = self.take_others(values)
         if raw:
+            if self.limits is not get_limits():  # kept values were scrubbed under these
+                self.shared.clear()
+                self.limits = get_limits()
             try:
                 found = self.shared.get(taken)
             except TypeError:  # an unhashable value (from a file reader)
@@ -552,7 +564,12 @@ class _Plan:
     def _kept(self, taken: tuple[Any, ...]) -> dict[str, Any]:
         if tuple in set(map(type, taken)):
             taken = tuple(_plain(v) if type(v) is tuple else v for v in taken)
-        return dict(zip(self.others, taken, strict=True))
+        kept = dict(zip(self.others, taken, strict=True))
+        # What flow-xray wrote was scrubbed then; an attribute a program set on a
+        # span itself through the OpenTelemetry API was not.
+        limits = get_limits()
+        scrubbed = scrub_attributes(kept, limits) if limits.redact else None
+        return kept if scrubbed is None else scrubbed
 
 
 _PLANS: dict[tuple[str, ...], _Plan] = {}

@@ -302,6 +302,28 @@ def test_own_spans_hold_no_secret_in_json_html_or_otlp_json(
     assert_no_leaks(sinks)
 
 
+def test_attributes_a_program_sets_on_a_traced_calls_span_are_scrubbed() -> None:
+    """An attribute set through the OpenTelemetry API on one of flow-xray's own spans
+    (not through flow-xray's value path) is scrubbed in the JSON and the page too."""
+
+    @trace
+    def handler() -> None:
+        span = trace_api.get_current_span()
+        span.set_attribute("http.request.header.authorization", "Bearer abcdefghijklmnop123")
+        span.set_attribute("db.statement", "connect postgres://app:hunter2-pw@db/x")
+
+    with trace.capture() as result:
+        handler()
+    page = result.to_html()
+    sinks = {"to_json": result.to_json(), "html data": strings_of(read_page(page))}
+    assert all(
+        "hunter2-pw" not in text and "abcdefghijklmnop123" not in text for text in sinks.values()
+    )
+    attributes = result.roots[0].attributes
+    assert attributes["http.request.header.authorization"] == REDACTED
+    assert attributes["db.statement"] == "connect postgres://app:[REDACTED:url-password]@db/x"
+
+
 # --- other instrumentations' spans -------------------------------------------------
 def _record_foreign_spans(tmp_path: Path) -> TraceResult:
     """Spans of a raw OpenTelemetry tracer and an OpenInference-style one carrying the corpus in

@@ -21,6 +21,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "flow_xray"
 
 # Top-level modules every layer may use: plain vocabulary, stdlib only.
+# (`__version__` is the package attribute `from flow_xray import __version__` reads.)
 SHARED = frozenset({"errors", "attributes", "files", "jsontext", "__version__"})
 # 0.2.0's import paths, kept at the top as thin re-exporting modules.
 COMPAT = frozenset({"value", "export_dot", "export_html", "ir", "debugger", "trace", "viewer"})
@@ -226,3 +227,27 @@ def test_opentelemetry_free_layers_load_no_opentelemetry() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert json.loads(out.stdout) == []
+
+
+def test_the_tracing_side_loads_no_opentelemetry_sdk() -> None:
+    """Importing every module of tracing/ loads the OpenTelemetry API but not its SDK.
+
+    The one bridge to the SDK (``trace.capture()`` reaching `flow_xray.sdk.capture`)
+    is imported when a capture is first opened, not before. Fresh interpreter.
+    """
+    modules = [
+        ".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+        for p in PACKAGE_FILES
+        if layer_of(p) == "tracing"
+    ]
+    code = (
+        "import importlib, json, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(sorted(m for m in sys.modules"
+        " if m.startswith(('opentelemetry.sdk', 'opentelemetry.exporter', 'flow_xray.sdk')))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert modules and json.loads(out.stdout) == []

@@ -352,13 +352,13 @@ def test_invisible_characters_are_shown_in_every_text_field(open_page: OpenPage)
     assert loaded.console_errors == []
 
 
-OVERVIEW_SHOT = Path(__file__).resolve().parents[2] / "docs" / "viewer-overview.png"
+OVERVIEW_SHOT = Path(__file__).resolve().parents[2] / ".assets" / "viewer-overview.png"
 
 
 def test_screenshot_of_the_overview(run: Loaded, tmp_path: Path) -> None:
     """The README's overview picture: the realistic run's first screen, 1400x900.
 
-    Set FLOW_XRAY_UPDATE_SCREENSHOT=1 to write it to docs/viewer-overview.png.
+    Set FLOW_XRAY_UPDATE_SCREENSHOT=1 to write it to .assets/viewer-overview.png.
     """
     assert run.selected_name() == ROOT_CAUSE
     run.page.wait_for_timeout(300)  # let the graph settle after its fit

@@ -14,7 +14,9 @@ one JSON document, a NUL character, then the detail texts separated by NULs::
 
 Per column (one per field), ``kind`` says how ``values`` (one per call) read:
 ``"c"`` one value every call has (most often null), ``"v"`` the values
-themselves (numbers, booleans, nulls), ``"t"`` strings, each call its own (ids),
+themselves (numbers, booleans, nulls), ``"f"`` numbers as base64 of
+little-endian 64-bit floats (NaN for null: times, whose text would take
+seconds to write for a million calls), ``"t"`` strings, each call its own (ids),
 ``"s"`` indexes into ``strings`` (-1 for null), ``"j"`` indexes into the texts,
 ``"J"`` the index of the first call's text (each call its own, in order: inputs);
 a text is parsed when that call's field is first read (the details: inputs, output, traceback,
@@ -33,6 +35,8 @@ import gzip
 import itertools
 import json
 import math
+import sys
+from array import array
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -135,35 +139,82 @@ def _column(key: str, values: Sequence[Any], absent: list[int], tables: _Tables)
     types = set(map(type, values))
     if len(types) == 1 and types <= _CONSTANT_TYPES and values.count(values[0]) == len(values):
         return [key, "c", values[0], absent]  # the same value in every call (often null)
-    if types <= _SCALARS and all(math.isfinite(v) for v in values if type(v) is float):
+    if float in types and types <= _NUMBERS:
+        packed = _floats(values, int in types)
+        if packed is not None:  # times: a million written as text would take seconds
+            return [key, "f", packed, absent]
+    if types <= _SCALARS:  # (a NaN or an infinity is written as text, as `dumps` does)
         return [key, "v", list(values), absent]
     if types <= _STRINGS:
+        if _mostly_distinct(values):  # ids: inline, no table of a million strings
+            return [key, "t", list(values), absent]
         distinct: dict[Any, None] = dict.fromkeys(values)
-        if len(distinct) == len(values) and None not in distinct:
-            return [key, "t", list(values), absent]  # every call its own (ids): inline
         return [key, "s", _indexes(distinct, values, tables.strings), absent]
-    # Calls often share one object for a detail (an empty dict, a function's source
-    # location): each object is encoded once.
-    done: dict[int, str] = {}
-
-    def text(value: Any) -> str:
-        found = done.get(id(value))
-        if found is None:
-            found = done[id(value)] = _dumps_value(value)
-        return found
-
-    encoded = [v if type(v) is JsonText else text(v) for v in values]
-    distinct = dict.fromkeys(encoded)
-    if len(distinct) == len(encoded):  # every call its own text (inputs): in row order
+    if types == _JSON_TEXT:
+        encoded: Sequence[str] = values
+    else:
+        encoded = _texts(values)
+    if _mostly_distinct(encoded):  # each call its own text (inputs): in row order
         base = len(tables.texts)
         tables.texts.extend(encoded)
         return [key, "J", base, absent]
     shared, texts = tables.shared, tables.texts
-    for value in distinct:
+    for value in dict.fromkeys(encoded):
         if value not in shared:
             shared[value] = len(texts)
             texts.append(value)
     return [key, "j", list(map(shared.__getitem__, encoded)), absent]
+
+
+_JSON_TEXT: Final = frozenset((JsonText,))
+_NUMBERS: Final = frozenset((int, float, type(None)))
+
+
+def _floats(values: Sequence[Any], ints: bool) -> str | None:
+    """A column of numbers (None for null) as base64 of little-endian 64-bit floats, None
+    holding NaN; None when a value is not finite or an int too big to be a float exactly."""
+    present = [v for v in values if v is not None] if None in values else values
+    if ints and any(type(v) is int and not -_EXACT < v < _EXACT for v in present):
+        return None
+    try:
+        if not math.isfinite(math.fsum(present)):
+            return None
+    except OverflowError:
+        return None
+    if present is not values:
+        values = [_NAN if v is None else v for v in values]
+    numbers = array("d", values)
+    if sys.byteorder != "little":
+        numbers.byteswap()
+    return base64.b64encode(numbers.tobytes()).decode("ascii")
+
+
+_EXACT: Final = 1 << 53  # ints a 64-bit float holds exactly
+_NAN: Final = float("nan")
+_SAMPLE: Final = 256
+
+
+def _mostly_distinct(values: Sequence[Any]) -> bool:
+    """Whether a column's values are (nearly) all different, judged on its first ones.
+
+    Such a column is written as it is: a table of them would only add indexes.
+    Either way is correct; this only chooses the smaller page (gzip takes care
+    of the repeats a sample misses).
+    """
+    sample = values[:_SAMPLE]
+    return len(sample) == _SAMPLE and len(set(sample)) >= _SAMPLE * 9 // 10
+
+
+def _texts(values: Sequence[Any]) -> list[str]:
+    """Each value's JSON text; calls often share one object for a detail (an empty dict,
+    a function's source location), so each object is encoded once."""
+    ids = list(map(id, values))
+    objects = dict(zip(ids, values, strict=True))
+    texts = {
+        key: value if type(value) is JsonText else _dumps_value(value)
+        for key, value in objects.items()
+    }
+    return list(map(texts.__getitem__, ids))
 
 
 def _indexes(
@@ -199,6 +250,11 @@ def unpack(embedded: Mapping[str, Any]) -> dict[str, Any]:
         missing = set(absent)
         if kind == "c":
             kind, values = "v", [values] * count
+        elif kind == "f":
+            numbers = array("d", base64.b64decode(values))
+            if sys.byteorder != "little":
+                numbers.byteswap()
+            kind, values = "v", [None if math.isnan(v) else v for v in numbers]
         elif kind == "t":
             kind = "v"
         elif kind == "J":

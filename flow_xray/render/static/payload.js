@@ -68,6 +68,15 @@ FX.payload = (function () {
         for (let i = 0; i < count; i++) if (!(absent.size && absent.has(i))) rows[i][key] = values;
         continue;
       }
+      if (kind === "f") {  // little-endian 64-bit floats, NaN for null
+        const view = new DataView(bytesOf(values).buffer);
+        for (let i = 0; i < count; i++) {
+          if (absent.size && absent.has(i)) continue;
+          const x = view.getFloat64(i * 8, true);
+          rows[i][key] = Number.isNaN(x) ? null : x;
+        }
+        continue;
+      }
       for (let i = 0; i < count; i++) {
         if (absent.size && absent.has(i)) continue;
         if (kind === "s") rows[i][key] = values[i] < 0 ? null : strings[values[i]];

@@ -163,6 +163,8 @@ class TraceNode:
             if extra:
                 kwargs["attributes"] = {**extra, **(kwargs.get("attributes") or {})}
             kwargs.setdefault("id", f"n{where}")
+            if "status" not in item and isinstance(item.get("error"), str):
+                kwargs["status"] = "error"  # 0.2.0's nodes had no status: an error is one
             _check_types(kwargs, where)
             children = item.get("children") or []
             if not isinstance(children, list):

@@ -137,3 +137,33 @@ def test_flow_xray_run_0_2_0_line(tmp_path: Path) -> None:
     names = [row["name"] for row in read_page(page)["nodes"]]
     assert "agent" in names and "flow-xray trace" in page
     assert "flow-xray: wrote trace.html" in done.stderr
+
+
+def test_a_0_2_0_file_with_an_error_counts_it() -> None:
+    """A 0.2.0 node has ``error`` and no ``status``: loaded, it is a failure in the totals."""
+    data = {
+        "nodes": [
+            {
+                "id": "a",
+                "name": "agent",
+                "inputs": {},
+                "output": None,
+                "error": None,
+                "latency_ms": 5.0,
+                "children": [
+                    {
+                        "id": "b",
+                        "name": "tool",
+                        "inputs": {},
+                        "output": None,
+                        "error": "ValueError: bad",
+                        "latency_ms": 1.0,
+                        "children": [],
+                    },
+                ],
+            },
+        ]
+    }
+    result = TraceResult.from_dict(data)
+    assert [n.status for n in result] == ["ok", "error"]
+    assert result.totals.errors == 1

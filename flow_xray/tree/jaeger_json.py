@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import suppress
 from typing import Any
 
+from flow_xray import attributes as attr
 from flow_xray.errors import TraceFileError
 from flow_xray.tree.spans import EventRecord, SpanRecord
 
@@ -34,7 +35,7 @@ _FIELD_TAGS = frozenset(
         _STATUS_CODE,
         _STATUS_DESCRIPTION,
         "span.kind",
-        "otel.scope.name",
+        "otel.scope.name",  # kept as an attribute for other instrumentations' spans
         "otel.scope.version",
         "otel.library.name",
         "otel.library.version",
@@ -42,6 +43,8 @@ _FIELD_TAGS = frozenset(
     }
 )
 _EVENT_FIELD = "event"
+_SCOPE_NAME = "otel.scope.name"
+_OWN_SCOPE = "flow_xray"  # flow-xray's tracer name (`flow_xray.tracing.state.TRACER_NAME`)
 
 
 class _BadSpan(ValueError):
@@ -105,6 +108,11 @@ def _read_span(span: Any, trace: Mapping[str, Any], processes: Any) -> SpanRecor
     tags = _tags(span.get("tags"), "tags")
     status, message = _status(tags)
     attributes = {key: value for key, value in tags.items() if key not in _FIELD_TAGS}
+    scope = tags.get(_SCOPE_NAME)
+    if isinstance(scope, str) and scope and scope != _OWN_SCOPE:
+        # Another instrumentation's span, marked as the processor marks one (so it is
+        # scrubbed and counted as such).
+        attributes[attr.OTEL_SCOPE_NAME] = scope
     if status == "ERROR" and attributes.get(_ERROR) is True:
         del attributes[_ERROR]  # what Jaeger adds for an ERROR status
     return SpanRecord(

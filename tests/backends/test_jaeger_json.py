@@ -111,7 +111,8 @@ def test_golden_trace_keeps_usage_and_the_error() -> None:
 
 
 def test_golden_trace_has_no_jaeger_only_tags() -> None:
-    """Status, span kind and scope tags become fields again, not attributes of the node."""
+    """Status, span kind and (flow-xray's own) scope tags become fields again, not
+    attributes of the node."""
     for root in load_trace(GOLDEN).roots:
         for node in root:
             assert not {"otel.status_code", "error", "span.kind", "otel.scope.name"} & set(
@@ -282,3 +283,23 @@ def test_load_trace_names_the_file_of_a_malformed_jaeger_trace(tmp_path: Path) -
     path.write_text(json.dumps(_document(_span("zz", "root"))), encoding="utf-8")
     with pytest.raises(TraceFileError, match=re.escape("broken.json: Jaeger JSON: trace 0 span 0")):
         load_trace(path)
+
+
+def test_another_instrumentations_span_keeps_its_scope_and_is_scrubbed(tmp_path: Path) -> None:
+    """A span another tracer wrote keeps ``otel.scope.name`` (as the processor marks one),
+    so its secrets are scrubbed when the file is loaded; flow-xray's own keep no scope."""
+    foreign = _span(
+        "00000000000000a1",
+        "chat",
+        tags=[
+            _tag("otel.scope.name", "openinference.instrumentation.openai"),
+            _tag("http.request.header.authorization", "Bearer abcdefghijklmnop123"),
+        ],
+    )
+    own = _span("00000000000000a2", "agent", tags=[_tag("otel.scope.name", "flow_xray")])
+    path = tmp_path / "jaeger.json"
+    path.write_text(json.dumps(_document(foreign, own)), encoding="utf-8")
+    nodes = {node.name: node for node in load_trace(path)}
+    assert nodes["chat"].attributes["otel.scope.name"] == "openinference.instrumentation.openai"
+    assert nodes["chat"].attributes["http.request.header.authorization"] == "[REDACTED]"
+    assert "otel.scope.name" not in nodes["agent"].attributes

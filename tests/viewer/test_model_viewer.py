@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from viewer_page import Loaded
+from viewer_page import LABELS_JS, Loaded, overlapping
 
 from flow_xray.autodiff import Value, demo_graph, topological_order, value_graph_to_dot
 from flow_xray.autodiff.nn import MLP
@@ -275,57 +275,6 @@ def test_dot_page_of_a_model_folds_too(open_page: OpenPage) -> None:
     grads = loaded.page.locator(".fx-node .fx-grad").all_text_contents()
     assert grads and all(SHOWN_GRAD.fullmatch(g.removeprefix("peak ")) for g in grads), grads
     assert loaded.console_errors == []
-
-
-# Visible text boxes, clipped to every scrolling / clipping ancestor (as in
-# test_timeline_viewer.py's 800 x 600 check); drawing text under the graph's toolbar
-# buttons (opaque, on top of the drawing) is hidden by them, so not counted.
-LABELS_JS = """() => {
-  const out = [];
-  const tools = [...document.querySelectorAll('.fx-graph-tools .fx-btn')]
-    .map(b => b.getBoundingClientRect());
-  const under = (r) => tools.some(b =>
-    r.left < b.right && b.left < r.right && r.top < b.bottom && b.top < r.bottom);
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  for (let t = walker.nextNode(); t; t = walker.nextNode()) {
-    if (!t.textContent.trim()) continue;
-    const el = t.parentElement;
-    if (el.closest('script, noscript, title')) continue;
-    const range = document.createRange();
-    range.selectNodeContents(t);
-    const r = range.getBoundingClientRect();
-    if (el.closest('svg') && under(r)) continue;
-    let box = {x0: r.left, y0: r.top, x1: r.right, y1: r.bottom};
-    for (let a = el; a && box; a = a.parentElement) {
-      const s = getComputedStyle(a);
-      if (s.visibility === 'hidden' || s.display === 'none' || s.opacity === '0') {
-        box = null; break;
-      }
-      const clips = s.overflow !== 'visible' || s.overflowX !== 'visible' || a.tagName === 'svg';
-      if (!clips) continue;
-      const c = a.getBoundingClientRect();
-      box = {x0: Math.max(box.x0, c.left), y0: Math.max(box.y0, c.top),
-             x1: Math.min(box.x1, c.right), y1: Math.min(box.y1, c.bottom)};
-      if (box.x1 - box.x0 < 1 || box.y1 - box.y0 < 1) box = null;
-    }
-    if (box && box.x1 > 0 && box.y1 > 0 && box.x0 < innerWidth && box.y0 < innerHeight) {
-      out.push(Object.assign(box, {text: t.textContent.trim().slice(0, 40)}));
-    }
-  }
-  return out;
-}"""
-
-
-def overlapping(labels: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """Pairs of text boxes that cover each other by more than a pixel each way."""
-    pairs = []
-    for i, a in enumerate(labels):
-        for b in labels[i + 1 :]:
-            dx = min(a["x1"], b["x1"]) - max(a["x0"], b["x0"])
-            dy = min(a["y1"], b["y1"]) - max(a["y0"], b["y0"])
-            if dx > 1 and dy > 1:
-                pairs.append((a["text"], b["text"]))
-    return pairs
 
 
 def test_800x600_no_label_overlaps_another(browser: Any, tmp_path: Any, mlp_html: str) -> None:

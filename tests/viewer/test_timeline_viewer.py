@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from viewer_page import Loaded
+from viewer_page import LABELS_JS, Loaded, overlapping
 from viewer_traces import agent_trace
 
 from flow_xray.render import trace_to_html
@@ -214,6 +214,8 @@ def test_flame_chart_click_selects_the_call_everywhere(agent: Loaded) -> None:
     the graph and, back in the waterfall, the tree."""
     page = agent.page
     page.click("button[data-mode=flame]")
+    page.wait_for_selector(".fx-flame-box", state="attached")  # drawn on the next frame
+    settle(agent)
     boxes = page.locator(".fx-flame-box:not(.fx-flame-dense)")
     assert boxes.count() == 9
     depth = {
@@ -281,50 +283,6 @@ def test_view_mode_and_panes_persist_across_reload(agent: Loaded) -> None:
     assert box(agent, ".fx-table")["width"] > 1300  # the left column takes the room
     page.dblclick(".fx-split-h")  # back to the default height
     assert box(agent, ".fx-graph-pane")["height"] == pytest.approx(graph["height"], abs=3)
-
-
-# Visible text boxes, clipped to every scrolling / clipping ancestor, for the overlap check.
-LABELS_JS = """() => {
-  const out = [];
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  for (let t = walker.nextNode(); t; t = walker.nextNode()) {
-    if (!t.textContent.trim()) continue;
-    const el = t.parentElement;
-    if (el.closest('script, noscript, title')) continue;
-    const range = document.createRange();
-    range.selectNodeContents(t);
-    let r = range.getBoundingClientRect();
-    let box = {x0: r.left, y0: r.top, x1: r.right, y1: r.bottom};
-    for (let a = el; a && box; a = a.parentElement) {
-      const s = getComputedStyle(a);
-      if (s.visibility === 'hidden' || s.display === 'none' || s.opacity === '0') {
-        box = null; break;
-      }
-      const clips = s.overflow !== 'visible' || s.overflowX !== 'visible' || a.tagName === 'svg';
-      if (!clips) continue;
-      const c = a.getBoundingClientRect();
-      box = {x0: Math.max(box.x0, c.left), y0: Math.max(box.y0, c.top),
-             x1: Math.min(box.x1, c.right), y1: Math.min(box.y1, c.bottom)};
-      if (box.x1 - box.x0 < 1 || box.y1 - box.y0 < 1) box = null;
-    }
-    if (box && box.x1 > 0 && box.y1 > 0 && box.x0 < innerWidth && box.y0 < innerHeight) {
-      out.push(Object.assign(box, {text: t.textContent.trim().slice(0, 40)}));
-    }
-  }
-  return out;
-}"""
-
-
-def overlapping(labels: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """Pairs of text boxes that cover each other by more than a pixel each way."""
-    pairs = []
-    for i, a in enumerate(labels):
-        for b in labels[i + 1 :]:
-            dx = min(a["x1"], b["x1"]) - max(a["x0"], b["x0"])
-            dy = min(a["y1"], b["y1"]) - max(a["y0"], b["y0"])
-            if dx > 1 and dy > 1:
-                pairs.append((a["text"], b["text"]))
-    return pairs
 
 
 @pytest.mark.parametrize("mode", ["waterfall", "flame"])

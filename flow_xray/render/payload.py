@@ -153,7 +153,7 @@ def _column(key: str, values: Sequence[Any], absent: list[int], tables: _Tables)
     if types == _JSON_TEXT:
         encoded: Sequence[str] = values
     else:
-        encoded = _texts(values)
+        encoded = _texts(values, types)
     if _mostly_distinct(encoded):  # each call its own text (inputs): in row order
         base = len(tables.texts)
         tables.texts.extend(encoded)
@@ -205,16 +205,27 @@ def _mostly_distinct(values: Sequence[Any]) -> bool:
     return len(sample) == _SAMPLE and len(set(sample)) >= _SAMPLE * 9 // 10
 
 
-def _texts(values: Sequence[Any]) -> list[str]:
-    """Each value's JSON text; calls often share one object for a detail (an empty dict,
-    a function's source location), so each object is encoded once."""
+def _texts(values: Sequence[Any], types: set[type]) -> list[str]:
+    """Each value's JSON text (a `JsonText` is one already); calls often share one object
+    for a detail (an empty dict, a function's source location), so each object is encoded
+    once."""
+    if JsonText in types:  # mostly distinct texts: no table of a million ids
+        done: dict[int, str] = {}
+        texts: list[str] = []
+        add = texts.append
+        for value in values:
+            if type(value) is JsonText:
+                add(value)
+            else:
+                text = done.get(id(value))
+                if text is None:
+                    text = done[id(value)] = _dumps_value(value)
+                add(text)
+        return texts
     ids = list(map(id, values))
     objects = dict(zip(ids, values, strict=True))
-    texts = {
-        key: value if type(value) is JsonText else _dumps_value(value)
-        for key, value in objects.items()
-    }
-    return list(map(texts.__getitem__, ids))
+    encoded = {key: _dumps_value(value) for key, value in objects.items()}
+    return list(map(encoded.__getitem__, ids))
 
 
 def _indexes(

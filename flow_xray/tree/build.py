@@ -9,7 +9,6 @@ price table.
 
 from __future__ import annotations
 
-import functools
 import gc
 import json
 import json.scanner
@@ -23,7 +22,14 @@ from flow_xray.jsontext import JsonText
 from flow_xray.llm.pricing import cost_usd
 from flow_xray.serialize.limits import Limits, get_limits
 from flow_xray.tree.accounting import analyze
-from flow_xray.tree.model import SPAN_FIELDS, TraceNode, TraceResult, lazy_nodes, new_node
+from flow_xray.tree.model import (
+    LAZY_FIELDS,
+    SPAN_FIELDS,
+    TraceNode,
+    TraceResult,
+    lazy_nodes,
+    new_node,
+)
 from flow_xray.tree.readers import (
     clean_error_type,
     error_text,
@@ -31,7 +37,7 @@ from flow_xray.tree.readers import (
     scrub_attributes,
     scrub_foreign,
 )
-from flow_xray.tree.spans import EventRecord, SpanRecord, SpanStore
+from flow_xray.tree.spans import NO_END, EventRecord, SpanRecord, SpanStore
 
 
 def build_result(records: Iterable[SpanRecord]) -> TraceResult:
@@ -128,8 +134,8 @@ def _build(spans: Sequence[SpanRecord], origin: int, store: SpanStore | None) ->
         del statuses
         for at, status in _stopped_or_failed(store).items():
             node_statuses[at] = status
-        source = functools.partial(_RowSource, store, origin)
-        nodes = lazy_nodes(source, kept, names, node_statuses, _with_meta(store))
+        reader = _RowReader(store, origin)
+        nodes = lazy_nodes(reader.block, kept, names, node_statuses, _with_meta(store))
         del names, node_statuses
     else:
         nodes = [to_node(spans[at], origin) for at in kept]
@@ -257,22 +263,91 @@ class _Kept:
         return isinstance(span_id, str) and _key(span_id) in self.index
 
 
-class _RowSource:
-    """Decodes a `LazyNode`'s details from its row of the store (with `to_node`); positions
-    count from ``base``."""
+class _RowReader:
+    """Reads `LazyNode` details from the store's rows: a node at a time (`node`, through
+    `block`'s sources) or many nodes' at once as columns (`columns`)."""
 
-    __slots__ = ("base", "origin", "store")
+    __slots__ = ("origin", "store")
 
-    def __init__(self, store: SpanStore, origin: int, base: int) -> None:
+    def __init__(self, store: SpanStore, origin: int) -> None:
         self.store = store
         self.origin = origin
+
+    def block(self, base: int) -> _RowSource:
+        """The source of the nodes whose positions count from ``base``."""
+        return _RowSource(self, base)
+
+    def node(self, row: int) -> TraceNode:
+        return to_node(self.store[row], self.origin)
+
+    def columns(self, rows: Sequence[int]) -> list[list[Any]]:
+        """The `LAZY_FIELDS` of these rows' nodes as columns, as `store_values` gives them.
+
+        A page of a million calls reads them here: the common call (none of
+        metadata, chat messages, another instrumentation's keys, an error,
+        events) a field at a time for all rows; the others one by one.
+        """
+        store, origin = self.store, self.origin
+        count, stored = len(rows), len(store.shapes())
+        trace_ids, ids, parent_ids, starts, ends, shapes, values = store.part_columns(
+            [row if row < stored else 0 for row in rows] if stored else ()
+        )
+        distinct = {id(shape): shape for shape in shapes}
+        plan_of = {key: _PLANS.get(shape[2]) or _plan(shape[2]) for key, shape in distinct.items()}
+        plans = list(map(plan_of.__getitem__, map(id, shapes)))
+        span_ids = list(map("%016x".__mod__, ids))
+        columns: list[list[Any]] = [  # LAZY_FIELDS, in order
+            list(map("n%016x".__mod__, ids)),
+            [
+                _declared_kind(v[p.at_kind] if p.at_kind >= 0 else None) or "span"
+                for v, p in zip(values, plans, strict=True)
+            ],
+            [_raw_inputs(*p.input_of(v)) for v, p in zip(values, plans, strict=True)],
+            [_raw_output(*p.output_of(v)) for v, p in zip(values, plans, strict=True)],
+            [None] * count,
+            [None] * count,
+            [None if e == NO_END else (e - s) / 1e6 for s, e in zip(starts, ends, strict=True)],
+            [(s - origin) / 1e6 for s in starts],
+            [e == NO_END for e in ends],
+            trace_ids,
+            span_ids,
+            [format(p, "016x") if p else None for p in parent_ids],
+            [_pid(v[p.pid]) if p.pid >= 0 else None for v, p in zip(values, plans, strict=True)],
+            [_NO_META] * count,
+            [p.others_of(v, True) for v, p in zip(values, plans, strict=True)],
+            [_NO_EVENTS] * count,
+        ]
+        odd_shapes = {k for k, s in distinct.items() if s[0] == "ERROR" or not plan_of[k].simple}
+        odd = {i for i, shape in enumerate(shapes) if id(shape) in odd_shapes}
+        if store.event_rows:
+            odd.update(i for i, row in enumerate(rows) if row in store.event_rows)
+        if stored < len(store):
+            odd.update(i for i, row in enumerate(rows) if row >= stored)
+        if not stored:
+            columns = [[None] * count for _ in columns]
+        for i in odd:
+            fields = store_values(store, rows[i], origin)
+            for column, at in zip(columns, _LAZY_AT, strict=True):
+                column[i] = fields[at]
+        return columns
+
+
+class _RowSource:
+    """The `NodeSource` of a block of `LazyNode`s: their positions count from ``base``."""
+
+    __slots__ = ("base", "reader")
+    reader: _RowReader
+    base: int
+
+    def __init__(self, reader: _RowReader, base: int) -> None:
+        self.reader = reader
         self.base = base
 
     def node(self, at: int) -> TraceNode:
-        return to_node(self.store[self.base + at], self.origin)
+        return self.reader.node(self.base + at)
 
-    def values(self, at: int) -> tuple[Any, ...]:
-        return store_values(self.store, self.base + at, self.origin)
+
+_LAZY_AT: Final = tuple(SPAN_FIELDS.index(name) for name in LAZY_FIELDS)
 
 
 def _with_meta(store: SpanStore) -> set[int]:
@@ -399,13 +474,12 @@ def _fields(
     others = plan.others_of(values, raw)
     inputs: Any
     output: Any
+    input_of = consumed.get(attr.INPUT_VALUE, _MISSING), consumed.get(attr.INPUT_MIME_TYPE)
+    output_of = consumed.get(attr.OUTPUT_VALUE), consumed.get(attr.OUTPUT_MIME_TYPE)
     if raw and not plan.messages and not plan.foreign:
-        inputs, output = _raw_inputs(consumed), _raw_output(consumed)
+        inputs, output = _raw_inputs(*input_of), _raw_output(*output_of)
     else:
-        inputs, output = (
-            _inputs(consumed),
-            _decode(consumed.get(attr.OUTPUT_VALUE), consumed.get(attr.OUTPUT_MIME_TYPE)),
-        )
+        inputs, output = _inputs(*input_of), _decode(*output_of)
         if plan.messages:
             inputs, output = promote_messages(others, inputs, output)
     if status == "ERROR" or events or attr.OUTCOME in consumed:
@@ -456,26 +530,24 @@ def _empty(raw: bool) -> dict[str, Any]:
     return _NO_META if raw else {}
 
 
-def _raw_inputs(attrs: Mapping[str, Any]) -> Any:
+# An attribute a span does not have (``None`` is a value some file readers give).
+_MISSING: Final[Any] = object()
+
+
+def _raw_inputs(text: Any, mime: Any) -> Any:
     """``input.value`` as the JSON object text flow-xray wrote, else decoded as `_inputs` does."""
-    text = attrs.get(attr.INPUT_VALUE)
-    if type(text) is str and attrs.get(attr.INPUT_MIME_TYPE) == attr.MIME_JSON and text[:1] == "{":
+    if type(text) is str and mime == attr.MIME_JSON and text[:1] == "{":
         return JsonText(text)
-    return _inputs(attrs)
+    return _inputs(text, mime)
 
 
-def _raw_output(attrs: Mapping[str, Any]) -> Any:
+def _raw_output(text: Any, mime: Any) -> Any:
     """``output.value`` as the JSON text flow-xray wrote when it is an object or array (a
     scalar is decoded: cheap, and it stays a scalar wherever it is written), else as
     `_decode` gives it."""
-    text = attrs.get(attr.OUTPUT_VALUE)
-    if (
-        type(text) is str
-        and text[:1] in ("{", "[")
-        and attrs.get(attr.OUTPUT_MIME_TYPE) == attr.MIME_JSON
-    ):
+    if type(text) is str and text[:1] in ("{", "[") and mime == attr.MIME_JSON:
         return JsonText(text)
-    return _decode(text, attrs.get(attr.OUTPUT_MIME_TYPE))
+    return _decode(text, mime)
 
 
 _META_LEN = len(attr.META_PREFIX)
@@ -496,14 +568,18 @@ class _Plan:
     (first-class fields), which are metadata (and their short names), which are kept."""
 
     __slots__ = (
+        "at_kind",
         "consumed",
         "foreign",
+        "input_of",
         "limits",
         "messages",
         "meta",
         "others",
+        "output_of",
         "pid",
         "shared",
+        "simple",
         "take_consumed",
         "take_meta",
         "take_others",
@@ -532,6 +608,18 @@ class _Plan:
         self.usage = not _USAGE_KEYS.isdisjoint(self.consumed)  # model, tokens or cost
         self.foreign = attr.OTEL_SCOPE_NAME in keys  # another instrumentation's span
         self.pid = keys.index(attr.PROCESS_PID) if attr.PROCESS_PID in keys else -1
+        # A span with none of these reads by position (`_fields`).
+        self.simple = not (
+            self.messages
+            or self.usage
+            or self.foreign
+            or self.meta
+            or attr.OUTCOME in keys
+            or attr.INCOMPLETE in keys
+        )
+        self.at_kind = keys.index(attr.SPAN_KIND) if attr.SPAN_KIND in keys else -1
+        self.input_of = _pair(keys, attr.INPUT_VALUE, attr.INPUT_MIME_TYPE, _MISSING)
+        self.output_of = _pair(keys, attr.OUTPUT_VALUE, attr.OUTPUT_MIME_TYPE, None)
         self.shared: dict[tuple[Any, ...], dict[str, Any]] = {}
         self.limits: Limits | None = None
 
@@ -572,6 +660,20 @@ class _Plan:
         return kept if scrubbed is None else scrubbed
 
 
+def _pair(
+    keys: tuple[str, ...], value: str, mime: str, missing: Any
+) -> Callable[[tuple[Any, ...]], tuple[Any, Any]]:
+    """A function giving a span's ``(value, mime type)`` from its values; ``missing`` for
+    an absent value, None for an absent mime type."""
+    at = keys.index(value) if value in keys else -1
+    at_mime = keys.index(mime) if mime in keys else -1
+    if at >= 0 and at_mime >= 0:
+        return itemgetter(at, at_mime)
+    if at >= 0:
+        return lambda values: (values[at], None)
+    return lambda values: (missing, values[at_mime] if at_mime >= 0 else None)
+
+
 _PLANS: dict[tuple[str, ...], _Plan] = {}
 
 
@@ -608,9 +710,9 @@ _SCAN: Any = json.scanner.make_scanner(_DECODER)  # type: ignore[arg-type]  # ty
 
 
 def _kind(attrs: Mapping[str, Any]) -> str:
-    kind = attrs.get(attr.SPAN_KIND)
-    if isinstance(kind, str) and kind:
-        return kind.lower()
+    kind = _declared_kind(attrs.get(attr.SPAN_KIND))
+    if kind:
+        return kind
     if (
         _first(attrs, attr.READ_MODEL) is not None
         or _first(attrs, attr.READ_PROMPT_TOKENS) is not None
@@ -619,10 +721,15 @@ def _kind(attrs: Mapping[str, Any]) -> str:
     return "span"
 
 
-def _inputs(attrs: Mapping[str, Any]) -> dict[str, Any]:
-    if attr.INPUT_VALUE not in attrs:
+def _declared_kind(kind: Any) -> str | None:
+    return kind.lower() if isinstance(kind, str) and kind else None
+
+
+def _inputs(text: Any, mime: Any) -> dict[str, Any]:
+    """A node's ``inputs`` from ``input.value`` (`_MISSING` if absent) and its mime type."""
+    if text is _MISSING:
         return {}
-    value = _decode(attrs[attr.INPUT_VALUE], attrs.get(attr.INPUT_MIME_TYPE))
+    value = _decode(text, mime)
     return value if isinstance(value, dict) else {"input": value}
 
 

@@ -9,7 +9,7 @@ their ``to_dict()`` form. JSON envelope, version 1::
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Container, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Final, Protocol, cast
@@ -107,11 +107,6 @@ class TraceNode:
         """Whether ``meta`` holds anything (without loading a lazily built node's details)."""
         return bool(self.meta)
 
-    def export_values(self) -> tuple[Any, ...]:
-        """`field_values`, for writing out: a lazily built node's inputs and output may come as
-        the JSON text its span holds (`flow_xray.jsontext.JsonText`), not parsed."""
-        return _get_data_fields(self)
-
     def field_values(self) -> tuple[Any, ...]:
         """The values of every field but ``children``, in field order."""
         return _get_data_fields(self)
@@ -184,7 +179,6 @@ DATA_FIELDS = tuple(f.name for f in fields(TraceNode) if f.name != "children")
 ACCOUNTING_FIELDS = ("usage_counted", "usage_note", "error_origin", "error_handled")
 # The fields a node's span gives it: the others, in `DATA_FIELDS` order.
 SPAN_FIELDS = DATA_FIELDS[: -len(ACCOUNTING_FIELDS)]
-_NAME_AT, _STATUS_AT = SPAN_FIELDS.index("name"), SPAN_FIELDS.index("status")
 _get_data_fields = attrgetter(*DATA_FIELDS)
 
 
@@ -228,13 +222,27 @@ def _check_types(kwargs: Mapping[str, Any], where: str) -> None:
 
 
 class NodeSource(Protocol):
-    """Where a `LazyNode` gets its details: the span it was built from."""
+    """Where a `LazyNode` gets its details: the span it was built from. Nodes count their
+    positions from the source's ``base`` (the row of their span in ``reader``'s store)."""
+
+    @property
+    def reader(self) -> RowReader:
+        """Reads the spans' rows."""
+
+    @property
+    def base(self) -> int:
+        """The row of position 0."""
 
     def node(self, at: int) -> TraceNode:
         """The fully built node for position ``at``."""
 
-    def values(self, at: int) -> tuple[Any, ...]:
-        """The `SPAN_FIELDS` of position ``at``, details as JSON text (`JsonText`) if stored so."""
+
+class RowReader(Protocol):
+    """Reads many unfilled nodes' details at once (`flow_xray.tree.flat`)."""
+
+    def columns(self, rows: Sequence[int]) -> list[list[Any]]:
+        """The `LAZY_FIELDS` of these rows' nodes as columns (one list per field, in order),
+        details as JSON text (`JsonText`) where the span holds them so."""
 
 
 # Fields a `LazyNode` fills from its span on first use; the others are set when it is built.
@@ -320,16 +328,6 @@ class LazyNode(TraceNode):
             setattr(full, name, getattr(self, name))
         return _get_data_fields(full)
 
-    def export_values(self) -> tuple[Any, ...]:
-        source = self._source
-        if source is None:
-            return _get_data_fields(self)
-        # Read from the span without building a node: this node stays unfilled.
-        values = list(source.values(self._at))
-        values[_NAME_AT], values[_STATUS_AT] = self.name, self.status
-        values += (self.usage_counted, self.usage_note, self.error_origin, self.error_handled)
-        return tuple(values)
-
     def has_meta(self) -> bool:
         # Unfilled means no metadata: nodes with some are filled when built.
         return self._source is None and bool(self.meta)
@@ -355,6 +353,18 @@ _NO_CHILDREN: Final[tuple[()]] = ()
 def child_nodes(node: TraceNode) -> Sequence[TraceNode]:
     """``node.children`` for reading only, without giving a lazily built leaf its list."""
     return _CHILDREN_SLOT.__get__(node, TraceNode)  # type: ignore[no-any-return]
+
+
+def unfilled_rows(nodes: Iterable[TraceNode]) -> tuple[list[RowReader | None], list[int]]:
+    """For each node, the reader of its span's row and the row if it is a lazily built node
+    not yet filled (its details are read from there), else None and -1."""
+    sources = [node._source if type(node) is LazyNode else None for node in nodes]
+    readers = [None if source is None else source.reader for source in sources]
+    rows = [
+        -1 if source is None else source.base + node._at  # type: ignore[attr-defined]
+        for node, source in zip(nodes, sources, strict=True)
+    ]
+    return readers, rows
 
 
 class _Children:

@@ -54,6 +54,10 @@ class SpanRecord:
 # A row as the processor hands it over (ids as ints, parent 0 for none):
 # (trace_id, span_id, parent_id, name, start_ns, end_ns, status, message, keys, values, events)
 Row = tuple[int, int, int, str, int, int, str, "str | None", tuple[str, ...], tuple[Any, ...], Any]
+Shape = tuple[str, "str | None", tuple[str, ...]]  # a row's status, status message, keys
+PartColumns = tuple[
+    list[str], list[int], list[int], list[int], list[int], list[Shape], list[tuple[Any, ...]]
+]
 
 _USAGE_KEYS: Final = frozenset((*attr.READ_MODEL, *attr.READ_PROMPT_TOKENS))
 
@@ -360,6 +364,29 @@ class SpanStore(Sequence[SpanRecord]):
             self._values[index],
             self._events.get(index, ()),
         )
+
+    def part_columns(self, rows: Sequence[int]) -> PartColumns:
+        """`parts` of many rows as columns (rows only, not `appended` records): trace ids,
+        span ids and parent ids (ints, 0 for none), starts, ends (`NO_END` if it never
+        ended), shapes (`shapes`) and attribute values. Rows with events are `event_rows`."""
+        if len(self._trace_ids) == 1:
+            trace_ids = [self._trace_ids[0]] * len(rows)
+        else:
+            trace_ids = list(map(self._trace, rows))
+        return (
+            trace_ids,
+            list(map(self._ids.__getitem__, rows)),
+            list(map(self._parents.__getitem__, rows)),
+            list(map(self._starts.__getitem__, rows)),
+            list(map(self._ends.__getitem__, rows)),
+            list(map(self._shapes.__getitem__, rows)),
+            list(map(self._values.__getitem__, rows)),
+        )
+
+    @property
+    def event_rows(self) -> Container[int]:
+        """The rows whose spans have events."""
+        return self._events.keys()
 
     def _record(self, index: int) -> SpanRecord:
         status, message, keys = self._shapes[index]

@@ -12,8 +12,12 @@ from flow_xray import trace
 from flow_xray.jsontext import JsonText
 from flow_xray.render import trace_to_html
 from flow_xray.render.payload import pack, read_page, unpack
+from flow_xray.tree.build import build_result
 from flow_xray.tree.flat import trace_columns
 from flow_xray.tree.model import ACCOUNTING_FIELDS, DATA_FIELDS, SPAN_FIELDS, LazyNode, TraceResult
+from flow_xray.tree.spans import NO_END, EventRecord, SpanRecord, SpanStore
+
+MIME = "application/json"
 
 
 @trace
@@ -79,6 +83,143 @@ def test_columns_match_the_filled_nodes_and_leave_them_unfilled() -> None:
     for row, node in enumerate(result):
         for field in DATA_FIELDS:
             assert _plain(columns[field][row]) == getattr(node, field), (node.name, field)
+
+
+def _mixed_store() -> SpanStore:
+    """Rows of every kind the column reader treats apart, under two traces: plain calls, one
+    that never ended, errors, events, metadata, another instrumentation's, a cancelled call,
+    and records appended from elsewhere (a child process's, one without an end)."""
+    store = SpanStore()
+    io = ("openinference.span.kind", "input.value", "input.mime_type", "output.value")
+    io += ("output.mime_type", "code.function.name", "process.pid")
+    store.add(
+        1,
+        0xA,
+        0,
+        "root",
+        100,
+        990,
+        "UNSET",
+        None,
+        io,
+        ("CHAIN", '{"n":3}', MIME, "[1]", MIME, "root", 7),
+    )
+    for i in range(40):
+        end = NO_END if i == 5 else 200 + i
+        store.add(
+            1,
+            0x100 + i,
+            0xA,
+            "leaf",
+            150 + i,
+            end,
+            "UNSET",
+            None,
+            io,
+            ("TOOL", f'{{"i":{i}}}', MIME, str(i), MIME, "leaf", 7),
+        )
+    store.add(
+        1,
+        0x20,
+        0xA,
+        "bad",
+        300,
+        310,
+        "ERROR",
+        "ValueError: x",
+        ("exception.type",),
+        ("ValueError",),
+        (
+            EventRecord(
+                "exception", 305, {"exception.type": "ValueError", "exception.message": "x"}
+            ),
+        ),
+    )
+    store.add(
+        1,
+        0x21,
+        0xA,
+        "noted",
+        320,
+        330,
+        "UNSET",
+        None,
+        ("flow_xray.meta.step",),
+        (2,),
+        (EventRecord("checkpoint", 325, {"k": "v"}),),
+    )
+    store.add(
+        1,
+        0x22,
+        0xA,
+        "llm",
+        340,
+        350,
+        "UNSET",
+        None,
+        ("gen_ai.request.model", "gen_ai.usage.input_tokens"),
+        ("gpt-4o", 5),
+    )
+    store.add(
+        1,
+        0x23,
+        0xA,
+        "GET",
+        360,
+        370,
+        "UNSET",
+        None,
+        ("otel.scope.name", "http.url"),
+        ("requests", "https://x"),
+    )
+    store.add(
+        1, 0x24, 0xA, "stopped", 380, 390, "UNSET", None, ("flow_xray.outcome",), ("cancelled",)
+    )
+    store.add(
+        2,
+        0xB,
+        0,
+        "other trace",
+        50,
+        60,
+        "OK",
+        None,
+        io,
+        ("CHAIN", "{}", MIME, "null", MIME, "o", 8),
+    )
+    store.append(
+        SpanRecord(
+            f"{1:032x}",
+            f"{0x30:016x}",
+            f"{0xA:016x}",
+            "child process",
+            400,
+            500,
+            attributes={"input.value": '{"c":1}', "input.mime_type": MIME},
+        )
+    )
+    store.append(SpanRecord(f"{1:032x}", f"{0x31:016x}", f"{0xA:016x}", "child open", 410, None))
+    return store
+
+
+def test_columns_read_a_mixed_store_as_its_nodes_are() -> None:
+    """Whatever a store's rows hold, and whichever nodes were filled before, each column
+    holds what the node's own field gives."""
+    for step in (None, 7, 1):  # none filled before, some, all
+        result = build_result(_mixed_store())
+        for node in list(result)[::step] if step else ():
+            assert isinstance(node, LazyNode)
+            node.fill()
+        columns = trace_columns(result.roots)
+        expected = list(build_result(_mixed_store()))  # filled by reading every field below
+        assert columns["name"] == [n.name for n in expected]
+        for row, node in enumerate(expected):
+            for field in DATA_FIELDS:
+                assert _plain(columns[field][row]) == getattr(node, field), (node.name, field)
+    assert {"root", "leaf", "bad", "noted", "llm", "GET", "stopped", "other trace"} <= set(
+        columns["name"]
+    )
+    assert {"child process", "child open"} <= set(columns["name"])
 
 
 def test_only_flow_xray_containers_come_as_json_text() -> None:

@@ -295,36 +295,45 @@ class _RowReader:
         distinct = {id(shape): shape for shape in shapes}
         plan_of = {key: _PLANS.get(shape[2]) or _plan(shape[2]) for key, shape in distinct.items()}
         plans = list(map(plan_of.__getitem__, map(id, shapes)))
-        span_ids = list(map("%016x".__mod__, ids))
-        columns: list[list[Any]] = [  # LAZY_FIELDS, in order
-            list(map("n%016x".__mod__, ids)),
-            [
-                _declared_kind(v[p.at_kind] if p.at_kind >= 0 else None) or "span"
-                for v, p in zip(values, plans, strict=True)
-            ],
-            [_raw_inputs(*p.input_of(v)) for v, p in zip(values, plans, strict=True)],
-            [_raw_output(*p.output_of(v)) for v, p in zip(values, plans, strict=True)],
-            [None] * count,
-            [None] * count,
-            [None if e == NO_END else (e - s) / 1e6 for s, e in zip(starts, ends, strict=True)],
-            [(s - origin) / 1e6 for s in starts],
-            [e == NO_END for e in ends],
-            trace_ids,
-            span_ids,
-            [format(p, "016x") if p else None for p in parent_ids],
-            [_pid(v[p.pid]) if p.pid >= 0 else None for v, p in zip(values, plans, strict=True)],
-            [_NO_META] * count,
-            [p.others_of(v, True) for v, p in zip(values, plans, strict=True)],
-            [_NO_EVENTS] * count,
-        ]
         odd_shapes = {k for k, s in distinct.items() if s[0] == "ERROR" or not plan_of[k].simple}
         odd = {i for i, shape in enumerate(shapes) if id(shape) in odd_shapes}
         if store.event_rows:
             odd.update(i for i, row in enumerate(rows) if row in store.event_rows)
         if stored < len(store):
             odd.update(i for i, row in enumerate(rows) if row >= stored)
+        # Each input list is dropped once read: a million calls' worth is ~40 MB each.
+        del shapes
+        out: dict[str, list[Any]] = {
+            "id": list(map("n%016x".__mod__, ids)),
+            "span_id": list(map("%016x".__mod__, ids)),
+            "trace_id": trace_ids,
+        }
+        del ids, trace_ids
+        out["parent_id"] = [format(p, "016x") if p else None for p in parent_ids]
+        del parent_ids
+        out["latency_ms"] = [
+            None if e == NO_END else (e - s) / 1e6 for s, e in zip(starts, ends, strict=True)
+        ]
+        out["start_ms"] = [(s - origin) / 1e6 for s in starts]
+        out["incomplete"] = [e == NO_END for e in ends]
+        del starts, ends
+        by_plan = list(zip(values, plans, strict=True))
+        del values, plans
+        out["kind"] = [
+            _declared_kind(v[p.at_kind] if p.at_kind >= 0 else None) or "span" for v, p in by_plan
+        ]
+        out["inputs"] = [_raw_inputs(*p.input_of(v)) for v, p in by_plan]
+        out["output"] = [_raw_output(*p.output_of(v)) for v, p in by_plan]
+        out["pid"] = [_pid(v[p.pid]) if p.pid >= 0 else None for v, p in by_plan]
+        out["attributes"] = [p.others_of(v, True) for v, p in by_plan]
+        del by_plan
+        out["error"] = [None] * count
+        out["traceback"] = [None] * count
+        out["meta"] = [_NO_META] * count
+        out["events"] = [_NO_EVENTS] * count
         if not stored:
-            columns = [[None] * count for _ in columns]
+            out = {name: [None] * count for name in LAZY_FIELDS}
+        columns = [out.pop(name) for name in LAZY_FIELDS]
         for i in odd:
             fields = store_values(store, rows[i], origin)
             for column, at in zip(columns, _LAZY_AT, strict=True):

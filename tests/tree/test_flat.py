@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 from typing import Any
 
@@ -85,7 +86,7 @@ def test_columns_match_the_filled_nodes_and_leave_them_unfilled() -> None:
             assert _plain(columns[field][row]) == getattr(node, field), (node.name, field)
 
 
-def _mixed_store() -> SpanStore:
+def _mixed_store(metadata: bool = True) -> SpanStore:
     """Rows of every kind the column reader treats apart, under two traces: plain calls, one
     that never ended, errors, events, metadata, another instrumentation's, a cancelled call,
     and records appended from elsewhere (a child process's, one without an end)."""
@@ -135,31 +136,32 @@ def _mixed_store() -> SpanStore:
             ),
         ),
     )
-    store.add(
-        1,
-        0x21,
-        0xA,
-        "noted",
-        320,
-        330,
-        "UNSET",
-        None,
-        ("flow_xray.meta.step",),
-        (2,),
-        (EventRecord("checkpoint", 325, {"k": "v"}),),
-    )
-    store.add(
-        1,
-        0x22,
-        0xA,
-        "llm",
-        340,
-        350,
-        "UNSET",
-        None,
-        ("gen_ai.request.model", "gen_ai.usage.input_tokens"),
-        ("gpt-4o", 5),
-    )
+    if metadata:  # spans with metadata are filled as the tree is built
+        store.add(
+            1,
+            0x21,
+            0xA,
+            "noted",
+            320,
+            330,
+            "UNSET",
+            None,
+            ("flow_xray.meta.step",),
+            (2,),
+            (EventRecord("checkpoint", 325, {"k": "v"}),),
+        )
+        store.add(
+            1,
+            0x22,
+            0xA,
+            "llm",
+            340,
+            350,
+            "UNSET",
+            None,
+            ("gen_ai.request.model", "gen_ai.usage.input_tokens"),
+            ("gpt-4o", 5),
+        )
     store.add(
         1,
         0x23,
@@ -205,21 +207,34 @@ def _mixed_store() -> SpanStore:
 def test_columns_read_a_mixed_store_as_its_nodes_are() -> None:
     """Whatever a store's rows hold, and whichever nodes were filled before, each column
     holds what the node's own field gives."""
-    for step in (None, 7, 1):  # none filled before, some, all
-        result = build_result(_mixed_store())
+    for metadata, step in itertools.product((True, False), (None, 7, 1)):
+        # none filled before (with metadata: those filled when built), some, all
+        result = build_result(_mixed_store(metadata))
         for node in list(result)[::step] if step else ():
             assert isinstance(node, LazyNode)
             node.fill()
         columns = trace_columns(result.roots)
-        expected = list(build_result(_mixed_store()))  # filled by reading every field below
+        expected = list(build_result(_mixed_store(metadata)))  # filled by reading every field below
         assert columns["name"] == [n.name for n in expected]
         for row, node in enumerate(expected):
             for field in DATA_FIELDS:
                 assert _plain(columns[field][row]) == getattr(node, field), (node.name, field)
-    assert {"root", "leaf", "bad", "noted", "llm", "GET", "stopped", "other trace"} <= set(
-        columns["name"]
-    )
-    assert {"child process", "child open"} <= set(columns["name"])
+        kinds = {"root", "leaf", "bad", "GET", "stopped", "other trace", "child process"}
+        assert kinds | ({"noted", "llm"} if metadata else set()) <= set(columns["name"])
+
+
+def test_columns_of_plain_and_failed_calls_none_filled() -> None:
+    """Calls none of which is filled when built (plain ones, one failing) read as the nodes do."""
+    store = SpanStore()
+    keys = ("input.value", "input.mime_type")
+    store.add(1, 0xA, 0, "root", 100, 900, "UNSET", None, keys, ('{"a":1}', MIME))
+    store.add(1, 0xB, 0xA, "bad", 200, 300, "ERROR", "KeyError: 'k'", keys, ('{"b":2}', MIME))
+    result = build_result(store)
+    columns = trace_columns(result.roots)
+    for row, node in enumerate(build_result(store)):
+        for field in DATA_FIELDS:
+            assert _plain(columns[field][row]) == getattr(node, field), (node.name, field)
+    assert columns["error"] == [None, "KeyError: 'k'"]
 
 
 def test_only_flow_xray_containers_come_as_json_text() -> None:

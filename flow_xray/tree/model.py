@@ -147,24 +147,31 @@ class TraceNode:
                 field has the wrong type.
         """
         known = {f.name for f in fields(cls)} - {"children"}
+        make: Callable[..., TraceNode] = new_node if cls is TraceNode else cls  # no 0.2.0 forms
+        checked: set[tuple[Any, ...]] = set()
         nodes: list[TraceNode] = []
         stack: list[tuple[Any, TraceNode | None, str]] = [(data, None, path)]
         while stack:
             item, parent, where = stack.pop()
             if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
                 raise TraceFileError(f"trace node {where}: must be an object with a string 'name'")
-            kwargs = {k: v for k, v in item.items() if k in known}
-            extra = {k: v for k, v in item.items() if k not in known and k != "children"}
-            if extra:
+            kwargs = {k: v for k, v in item.items() if k != "children"}
+            if not known.issuperset(kwargs):
+                extra = {k: kwargs.pop(k) for k in [k for k in kwargs if k not in known]}
                 kwargs["attributes"] = {**extra, **(kwargs.get("attributes") or {})}
             kwargs.setdefault("id", f"n{where}")
             if "status" not in item and isinstance(item.get("error"), str):
                 kwargs["status"] = "error"  # 0.2.0's nodes had no status: an error is one
-            _check_types(kwargs, where)
+            # Nodes of one function share their keys and value types: each set checked once.
+            signature = (*kwargs, *map(type, kwargs.values()))
+            if signature not in checked:
+                _check_types(kwargs, where)
+                if len(checked) < 4096:
+                    checked.add(signature)
             children = item.get("children") or []
             if not isinstance(children, list):
                 raise TraceFileError(f"trace node {where}: 'children' must be a list")
-            node = cls(**kwargs)
+            node = make(**kwargs)
             nodes.append(node)
             if parent is not None:
                 parent.children.append(node)

@@ -188,3 +188,14 @@ def test_a_broken_second_object_names_where(tmp_path: Path) -> None:
     text = json.dumps({"resourceSpans": []}) + "\n{not json\n"
     with pytest.raises(TraceFileError, match="line 2"):
         load_trace(write(tmp_path, "broken.jsonl", text))
+
+
+def test_a_wrong_type_is_found_in_any_node_of_a_shape_seen_before(tmp_path: Path) -> None:
+    """Nodes with the same keys are checked by their value types: the third call's text
+    latency is named though two calls with these keys loaded fine before it."""
+    call = {"name": "step", "id": "n1", "inputs": {}, "latency_ms": 1.5, "start_ms": 0.0}
+    children = [{**call, "id": f"n{i}"} for i in range(2, 4)]
+    children.append({**call, "id": "n9", "latency_ms": "slow"})
+    data = {"nodes": [{**call, "children": children}]}
+    with pytest.raises(TraceFileError, match=r"trace node 0_2: 'latency_ms' must be"):
+        load_trace(write(tmp_path, "t.json", data))

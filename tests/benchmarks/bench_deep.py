@@ -13,6 +13,7 @@ with the same nesting: it raises `RecursionError`.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -102,7 +103,9 @@ def stdlib_row(size: int) -> tuple[str, str]:
 
 
 def main(argv: list[str]) -> None:
-    sizes = [int(a) for a in argv] or list(DEFAULT_SIZES)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("sizes", nargs="*", type=int, default=list(DEFAULT_SIZES))
+    sizes = parser.parse_args(argv).sizes
     rows: list[tuple[str, str]] = []
     with tempfile.TemporaryDirectory() as folder:
         for size in sizes:

@@ -14,6 +14,7 @@ interactive in <= 1.5 s; 1M opens and scrolls.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 import time
@@ -33,7 +34,9 @@ RUNS = 3
 
 def main() -> None:
     """Measure every size and print one table."""
-    sizes = [int(arg) for arg in sys.argv[1:]] or list(SIZES)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sizes", nargs="*", type=int, default=list(SIZES), help="trace sizes")
+    sizes = parser.parse_args().sizes
     rows = []
     with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

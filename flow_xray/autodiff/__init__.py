@@ -19,8 +19,10 @@ from flow_xray.autodiff.demo import DEMOS, demo_graph, expression_graph
 from flow_xray.autodiff.export import value_graph_to_dot, write_dot
 from flow_xray.autodiff.ir import graph_from_ir, graph_to_ir, ir_from_json, ir_to_json
 from flow_xray.autodiff.value import (
+    IdScheme,
     Value,
     backward_from,
+    export_ids,
     position_ids,
     topological_order,
     zero_grad,
@@ -35,10 +37,12 @@ from flow_xray.autodiff.viewer import (
 __all__ = [
     "DEMOS",
     "GraphDebugger",
+    "IdScheme",
     "TwoStepDebugger",
     "Value",
     "backward_from",
     "demo_graph",
+    "export_ids",
     "expression_graph",
     "graph_from_ir",
     "graph_to_ir",

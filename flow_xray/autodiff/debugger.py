@@ -33,7 +33,7 @@ from flow_xray.autodiff.value import (
     Value,
     as_float,
     chain_rule,
-    position_ids,
+    export_ids,
     start_backward,
     topological_order,
 )
@@ -124,7 +124,7 @@ class GraphDebugger:
         overwrites the graph's gradients: they are left as the pass ends.
         """
         order = topological_order(self.root)
-        ids = position_ids(order)
+        ids = export_ids(order)
         snapshots = {"forward": dot_from_order(order, ids, show_grad=False)}
         for k, _node in enumerate(backward_steps(order, as_float(seed))):
             if include_step_dots:

@@ -6,13 +6,14 @@ The format is fixed (golden files test it)::
       rankdir="BT";
       node [shape=box, fontname="Helvetica"];
       edge [fontname="Helvetica", fontsize=10];
-      n0 [label="a\\nop: leaf\\ndata: 2\\ngrad: -3"];
+      v0 [label="a\\nop: leaf\\ndata: 2\\ngrad: -3"];
       ...
-      n0 -> n2 [label="*"];
+      v0 -> v2 [label="*"];
     }
 
-Nodes come in topological order with ids ``n<k>`` (see `position_ids`; an
-unlabelled node is named by that id too), then the edges: operand -> result,
+Nodes come in topological order with their ``Value.node_id`` as DOT id, as 0.2.0
+wrote them (``ids="position"`` names them ``n<k>`` by position instead; see
+`export_ids`; an unlabelled node is named by its id too), then the edges: operand -> result,
 labelled with the result's operation, results in topological order and
 operands in operand order. Numbers use ``%.6g``. Text is escaped by the
 package's one DOT escaper, ``flow_xray.render.graph.dot_string``, and files
@@ -24,7 +25,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from flow_xray.autodiff.value import Value, position_ids, topological_order
+from flow_xray.autodiff.value import IdScheme, Value, export_ids, topological_order
 from flow_xray.files import write_text_atomic
 
 _HEADER = (
@@ -53,7 +54,7 @@ def node_lines(node: Value, name: str, show_grad: bool) -> list[str]:
     return rows
 
 
-def value_graph_to_dot(root: Value, *, show_grad: bool = False) -> str:
+def value_graph_to_dot(root: Value, *, show_grad: bool = False, ids: IdScheme = "node_id") -> str:
     """DOT text of the graph that produced ``root`` (format in the module docstring).
 
     Exports the gradients as they are now; it never runs a backward pass.
@@ -61,18 +62,22 @@ def value_graph_to_dot(root: Value, *, show_grad: bool = False) -> str:
     Args:
         root: the output node.
         show_grad: add a ``grad: G`` row to every box.
+        ids: ``"node_id"`` (node ids ``v<k>``, as 0.2.0) or ``"position"``
+            (``n<k>`` by topological position: the same text for the same
+            expression without resetting ``Value._next_seq``).
 
     Returns:
-        The DOT text, ending with a newline. It is the same for the same
-        expression, whatever the process.
+        The DOT text, ending with a newline. The same expression built after
+        ``Value._next_seq = 0`` gives the same text in any process.
 
     Example:
         >>> from flow_xray.autodiff import Value
+        >>> Value._next_seq = 0
         >>> print(value_graph_to_dot(Value(2.0, "a") * 3).splitlines()[4])
-          n0 [label="a\\nop: leaf\\ndata: 2"];
+          v0 [label="a\\nop: leaf\\ndata: 2"];
     """
     order = topological_order(root)
-    return dot_from_order(order, position_ids(order), show_grad)
+    return dot_from_order(order, export_ids(order, ids), show_grad)
 
 
 def dot_from_order(order: Sequence[Value], ids: Mapping[Value, str], show_grad: bool) -> str:

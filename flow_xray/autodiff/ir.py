@@ -2,9 +2,13 @@
 
 Shape::
 
-    {"version": 1, "root_id": "n4",
-     "nodes": [{"id": "n0", "op": "", "label": "a", "data": 2.0, "grad": -3.0,
+    {"version": 1, "root_id": "v4",
+     "nodes": [{"id": "v0", "op": "", "label": "a", "data": 2.0, "grad": -3.0,
                 "parents": []}, ...]}
+
+Ids are each node's ``Value.node_id``, as 0.2.0 wrote them (``ids="position"``:
+``n<k>`` by topological position; see `export_ids`); ``root_id`` and
+``parents`` use the same ids.
 
 ``nodes`` is in topological order (operands first, the root last); ``op`` is
 the raw operation (``""`` for an input, ``"**2"`` for a power); ``parents``
@@ -23,7 +27,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from flow_xray.autodiff.value import Value, position_ids, topological_order
+from flow_xray.autodiff.value import IdScheme, Value, export_ids, topological_order
 from flow_xray.errors import GraphError
 
 IR_VERSION = 1
@@ -45,33 +49,42 @@ _BINARY: dict[str, Callable[[Value, Value], Value]] = {
 }
 
 
-def graph_to_ir(root: Value, *, include_grad: bool = True) -> dict[str, Any]:
+def graph_to_ir(
+    root: Value, *, include_grad: bool = True, ids: IdScheme = "node_id"
+) -> dict[str, Any]:
     """The IR dict of ``root``'s graph (shape in the module docstring), gradients as they are now.
 
     Args:
         root: the output node.
         include_grad: write each node's ``grad``.
+        ids: ``"node_id"`` (``Value.node_id``, as 0.2.0) or ``"position"`` (``n<k>``).
     """
     order = topological_order(root)
-    ids = position_ids(order)
+    names = export_ids(order, ids)
     nodes: list[dict[str, Any]] = []
     for node in order:
         entry: dict[str, Any] = {
-            "id": ids[node],
+            "id": names[node],
             "op": node._op,
             "label": node.label,
             "data": node.data,
         }
         if include_grad:
             entry["grad"] = node.grad
-        entry["parents"] = [ids[operand] for operand in node._prev]
+        entry["parents"] = [names[operand] for operand in node._prev]
         nodes.append(entry)
-    return {"version": IR_VERSION, "root_id": ids[root], "nodes": nodes}
+    return {"version": IR_VERSION, "root_id": names[root], "nodes": nodes}
 
 
-def ir_to_json(root: Value, *, include_grad: bool = True, indent: int | None = 2) -> str:
+def ir_to_json(
+    root: Value,
+    *,
+    include_grad: bool = True,
+    indent: int | None = 2,
+    ids: IdScheme = "node_id",
+) -> str:
     """The IR of ``root``'s graph as JSON text (``indent=None``: one line)."""
-    return json.dumps(graph_to_ir(root, include_grad=include_grad), indent=indent)
+    return json.dumps(graph_to_ir(root, include_grad=include_grad, ids=ids), indent=indent)
 
 
 def ir_from_json(text: str | bytes) -> dict[str, Any]:

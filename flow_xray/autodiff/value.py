@@ -21,9 +21,10 @@ A node built with ``Value(data, _children, _op)`` passes no gradient until its
 
 Identity: ``node_id`` is ``v<k>``, ``k`` counted per process in creation order
 (``Value._next_seq = 0`` starts the count again, as in 0.2.0). It is fixed for
-the object's lifetime. DOT, IR and the viewers do not use it: they name nodes
-by their position in the graph (``n<k>``, see `position_ids`), so the same
-expression exports the same text in any process, whatever was built before.
+the object's lifetime. DOT, IR and the viewers name nodes by it, as 0.2.0 did
+(see `export_ids`): resetting the count before building an expression makes
+its export the same text in every process. Position ids (``n<k>``, see
+`position_ids`) are there behind an explicit ``ids="position"``.
 """
 
 from __future__ import annotations
@@ -32,7 +33,11 @@ import itertools
 import math
 import numbers
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Literal
+
+#: How DOT, IR and the viewers name nodes: by ``Value.node_id`` (0.2.0's ids, the
+#: default) or by position in the topological order (``n<k>``).
+IdScheme = Literal["node_id", "position"]
 
 _new = object.__new__
 _EMIT = object()  # stack marker in topological_order: "emit the node below me"
@@ -49,7 +54,7 @@ class _ValueType(type):
     @property
     def _next_seq(cls) -> int:
         """The number the next Value's ``node_id`` gets (``v<number>``)."""
-        global _tick
+        global _tick  # the engine's id counter, read on every Value made
         upcoming = _tick()
         _tick = itertools.count(upcoming).__next__
         return upcoming
@@ -405,12 +410,40 @@ def topological_order(root: Value) -> list[Value]:
 
 
 def position_ids(order: Sequence[Value]) -> dict[Value, str]:
-    """The export id of each node of a topological order: ``n<k>``, k its position.
+    """The position id of each node of a topological order: ``n<k>``, k its position.
 
-    DOT, IR and the viewers name nodes this way, so an expression exports the
-    same text however many Values the process made before.
+    The same expression gets the same ids however many Values the process made
+    before, without resetting ``Value._next_seq``.
     """
     return {node: f"n{k}" for k, node in enumerate(order)}
+
+
+def export_ids(order: Sequence[Value], ids: IdScheme = "node_id") -> dict[Value, str]:
+    """The id DOT, IR and the viewers give each node of a topological order.
+
+    ``ids="node_id"`` (the default, as 0.2.0 wrote them) uses ``Value.node_id``;
+    a node sharing its ``node_id`` with an earlier one of the same graph (one
+    made before a ``Value._next_seq`` reset) gets ``v<k>_2``, ``v<k>_3``, ... so
+    ids stay unique. ``ids="position"`` uses `position_ids`.
+
+    Raises:
+        ValueError: ``ids`` is neither ``"node_id"`` nor ``"position"``.
+    """
+    if ids == "position":
+        return position_ids(order)
+    if ids != "node_id":
+        raise ValueError(f"ids must be 'node_id' or 'position', got {ids!r}")
+    found = {node: node.node_id for node in order}
+    if len(set(found.values())) == len(found):
+        return found
+    seen: set[str] = set()
+    for node, name in found.items():
+        unique, k = name, 2
+        while unique in seen:
+            unique, k = f"{name}_{k}", k + 1
+        seen.add(unique)
+        found[node] = unique
+    return found
 
 
 def zero_grad(root: Value) -> None:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from flow_xray.autodiff.debugger import backward_steps
 from flow_xray.autodiff.export import format_number, node_lines, op_name
-from flow_xray.autodiff.value import Value, as_float, position_ids, topological_order
+from flow_xray.autodiff.value import Value, as_float, export_ids, topological_order
 from flow_xray.files import write_text_atomic
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ def value_graph_frames(
     from flow_xray.render import Graph, GraphEdge, Step
 
     order = topological_order(root)
-    ids = position_ids(order)
+    ids = export_ids(order)
     make_frames = len(order) <= max_step_nodes
     # With frames, graph labels show the state before the pass: every gradient 0.
     before = [_label(node, ids[node], True, grad=0.0) for node in order] if make_frames else []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -36,3 +36,26 @@ def golden_dir() -> Path:
 def ops_graph() -> Callable[[], Value]:
     """Builder of an expression that uses every operation (a new graph per call)."""
     return _ops_graph
+
+
+@pytest.fixture
+def fresh_ids() -> Iterator[None]:
+    """Number Values from v0 again (0.2.0's ``Value._next_seq = 0``) for the test, then
+    put the counter past every id handed out, so later tests never reuse one."""
+    saved = Value._next_seq
+    Value._next_seq = 0
+    yield
+    Value._next_seq = max(saved, Value._next_seq)
+
+
+@pytest.fixture
+def built_fresh(fresh_ids: None) -> Callable[[Callable[[], Value]], Value]:
+    """``built_fresh(build)`` runs ``build()`` after ``Value._next_seq = 0``: each build of one
+    expression gets the same node ids, as in a fresh process (the counter is put back
+    past every id afterwards)."""
+
+    def build_fresh(build: Callable[[], Value]) -> Value:
+        Value._next_seq = 0
+        return build()
+
+    return build_fresh

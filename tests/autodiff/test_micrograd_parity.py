@@ -1,8 +1,8 @@
 """micrograd's own ``nn.py`` runs unchanged on our `Value` and trains identically.
 
-Runs only where micrograd is installed (``pip install micrograd``; it is a
-benchmark tool here, not a test dependency). The module's source is executed
-as published, with its ``from micrograd.engine import Value`` bound to ours.
+micrograd is in the ``test`` extra (it skips, with the reason, where it is not
+installed). The module's source is executed as published, with its
+``from micrograd.engine import Value`` bound to ours.
 """
 
 from __future__ import annotations

@@ -125,7 +125,7 @@ def test_custom_op_exports_with_its_op_name() -> None:
     """DOT-facing IR carries the custom op's name and its operand."""
     x = Value(2.0, label="x")
     ir = graph_to_ir(cube(x))
-    assert [(n["op"], n["parents"]) for n in ir["nodes"]] == [("", []), ("cube", ["n0"])]
+    assert [(n["op"], n["parents"]) for n in ir["nodes"]] == [("", []), ("cube", [x.node_id])]
 
 
 def test_custom_op_in_a_deep_chain() -> None:

@@ -38,10 +38,10 @@ def test_iter_backward_steps_starts_from_zero() -> None:
 
 
 def test_iter_backward_steps_ends_with_backward_from_gradients(
-    ops_graph: Callable[[], Value],
+    ops_graph: Callable[[], Value], built_fresh: Callable[[Callable[[], Value]], Value]
 ) -> None:
     """Exhausting the steps leaves the same gradients as one ``backward_from`` call."""
-    stepped, reference = ops_graph(), ops_graph()
+    stepped, reference = built_fresh(ops_graph), built_fresh(ops_graph)
     for _ in iter_backward_steps(stepped):
         pass
     backward_from(reference)
@@ -73,15 +73,17 @@ def test_named_snapshots_without_step_dots() -> None:
     assert list(snapshots) == ["forward", "after_backward"]
 
 
-def test_named_snapshots_match_the_steps() -> None:
+def test_named_snapshots_match_the_steps(
+    built_fresh: Callable[[Callable[[], Value]], Value],
+) -> None:
     """Step k's DOT is the graph after k+1 backward steps; after_backward the final one."""
-    root = demo_graph()
+    root = built_fresh(demo_graph)
     snapshots = GraphDebugger(root).named_snapshots(seed=1.0)
-    replay = demo_graph()
+    replay = built_fresh(demo_graph)
     for k, _ in enumerate(iter_backward_steps(replay)):
         assert snapshots[f"backward_step_{k}"] == value_graph_to_dot(replay, show_grad=True)
     assert snapshots["after_backward"] == value_graph_to_dot(replay, show_grad=True)
-    assert snapshots["forward"] == value_graph_to_dot(demo_graph())
+    assert snapshots["forward"] == value_graph_to_dot(built_fresh(demo_graph))
 
 
 def test_graph_debugger_forward_views_have_no_gradients() -> None:
@@ -91,9 +93,11 @@ def test_graph_debugger_forward_views_have_no_gradients() -> None:
     assert all("grad" not in node for node in dbg.ir_forward()["nodes"])
 
 
-def test_graph_debugger_backward_views_show_the_current_gradients() -> None:
+def test_graph_debugger_backward_views_show_the_current_gradients(
+    built_fresh: Callable[[Callable[[], Value]], Value],
+) -> None:
     """dot_backward / ir_backward export the gradients the user's backward() left."""
-    root, reference = demo_graph(), demo_graph()
+    root, reference = built_fresh(demo_graph), built_fresh(demo_graph)
     root.backward()
     reference.backward()
     dbg = GraphDebugger(root)
@@ -113,9 +117,9 @@ def test_backward_views_never_run_a_pass_of_their_own() -> None:
     assert [v.grad for v in topological_order(root)] == [42.0] + [0.0] * 9
 
 
-def test_two_step_debugger() -> None:
+def test_two_step_debugger(built_fresh: Callable[[Callable[[], Value]], Value]) -> None:
     """Forward DOT has no gradients; after y.backward() the backward DOT shows them."""
-    root, reference = demo_graph(), demo_graph()
+    root, reference = built_fresh(demo_graph), built_fresh(demo_graph)
     dbg = TwoStepDebugger(root)
     assert dbg.step_forward_dot() == value_graph_to_dot(reference)
     root.backward()

@@ -30,16 +30,17 @@ def _read(path: Path) -> str:
 
 @pytest.mark.parametrize("name", ["demo", "ops"])
 def test_forward_dot_matches_golden(
-    name: str, ops_graph: Callable[[], Value], golden_dir: Path
+    name: str, ops_graph: Callable[[], Value], golden_dir: Path, fresh_ids: None
 ) -> None:
-    """The forward DOT of the demo and all-ops graphs is byte-for-byte the golden file."""
+    """The forward DOT of the demo and all-ops graphs, built after 0.2.0's counter reset, is
+    byte-for-byte the golden file (node ids ``v<k>``)."""
     root = demo_graph() if name == "demo" else ops_graph()
     assert value_graph_to_dot(root) == _read(golden_dir / f"{name}_forward.dot")
 
 
 @pytest.mark.parametrize("name", ["demo", "ops"])
 def test_backward_dot_matches_golden(
-    name: str, ops_graph: Callable[[], Value], golden_dir: Path
+    name: str, ops_graph: Callable[[], Value], golden_dir: Path, fresh_ids: None
 ) -> None:
     """After backward, the DOT with gradients is byte-for-byte the golden file."""
     root = demo_graph() if name == "demo" else ops_graph()
@@ -48,22 +49,44 @@ def test_backward_dot_matches_golden(
 
 
 def test_dot_structure() -> None:
-    """Header, box nodes with name/op/data rows, and operand -> result edges labelled by op."""
+    """Header, box nodes with name/op/data rows, and operand -> result edges labelled by op;
+    node ids are ``Value.node_id`` (an unlabelled node is named by it), as in 0.2.0."""
     a = Value(2.0, "a")
     y = a * 3
     y.label = "y"
+    three = y._prev[1].node_id
     assert value_graph_to_dot(y).splitlines() == [
         "digraph G {",
         '  rankdir="BT";',
         '  node [shape=box, fontname="Helvetica"];',
         '  edge [fontname="Helvetica", fontsize=10];',
+        f'  {a.node_id} [label="a\\nop: leaf\\ndata: 2"];',
+        f'  {three} [label="{three}\\nop: leaf\\ndata: 3"];',
+        f'  {y.node_id} [label="y\\nop: *\\ndata: 6"];',
+        f'  {a.node_id} -> {y.node_id} [label="*"];',
+        f'  {three} -> {y.node_id} [label="*"];',
+        "}",
+    ]
+
+
+def test_position_ids_are_an_explicit_option() -> None:
+    """``ids="position"`` names nodes ``n<k>`` by topological position instead."""
+    a = Value(2.0, "a")
+    y = a * 3
+    y.label = "y"
+    assert value_graph_to_dot(y, ids="position").splitlines()[4:9] == [
         '  n0 [label="a\\nop: leaf\\ndata: 2"];',
         '  n1 [label="n1\\nop: leaf\\ndata: 3"];',
         '  n2 [label="y\\nop: *\\ndata: 6"];',
         '  n0 -> n2 [label="*"];',
         '  n1 -> n2 [label="*"];',
-        "}",
     ]
+
+
+def test_an_unknown_id_scheme_is_an_error() -> None:
+    """``ids=`` takes "node_id" or "position"; anything else is a ValueError naming both."""
+    with pytest.raises(ValueError, match="'node_id' or 'position'"):
+        value_graph_to_dot(Value(1.0), ids="label")  # type: ignore[arg-type]
 
 
 def test_show_grad_adds_a_grad_row() -> None:
@@ -88,8 +111,9 @@ def test_show_grad_adds_a_grad_row() -> None:
 )
 def test_labels_are_escaped(label: str, escaped: str) -> None:
     """Quotes, backslashes, line breaks and control characters cannot break out of a label."""
-    dot = value_graph_to_dot(Value(1.0, label))
-    assert f'  n0 [label="{escaped}\\nop: leaf\\ndata: 1"];' in dot.splitlines()
+    node = Value(1.0, label)
+    dot = value_graph_to_dot(node)
+    assert f'  {node.node_id} [label="{escaped}\\nop: leaf\\ndata: 1"];' in dot.splitlines()
 
 
 def test_graphviz_accepts_escaped_labels(
@@ -114,9 +138,12 @@ def test_write_dot_writes_the_text(tmp_path: Path) -> None:
     assert path.read_bytes() == dot.encode("utf-8")
 
 
-def test_two_builds_give_identical_dot(ops_graph: Callable[[], Value]) -> None:
-    """Building the same expression twice in one process gives the same DOT."""
-    first, second = ops_graph(), ops_graph()
+def test_two_builds_give_identical_dot(
+    ops_graph: Callable[[], Value], built_fresh: Callable[[Callable[[], Value]], Value]
+) -> None:
+    """Building the same expression twice in one process, each after 0.2.0's counter reset,
+    gives the same DOT."""
+    first, second = built_fresh(ops_graph), built_fresh(ops_graph)
     assert value_graph_to_dot(first) == value_graph_to_dot(second)
     backward_from(first)
     backward_from(second)
@@ -126,11 +153,12 @@ def test_two_builds_give_identical_dot(ops_graph: Callable[[], Value]) -> None:
 def test_export_does_not_depend_on_other_graphs_in_the_process(
     ops_graph: Callable[[], Value],
 ) -> None:
-    """Values created in between (other graphs) do not change a graph's ids."""
-    before = value_graph_to_dot(ops_graph())
+    """With ``ids="position"``, Values created in between (other graphs) do not change a
+    graph's ids."""
+    before = value_graph_to_dot(ops_graph(), ids="position")
     for _ in range(100):
         Value(1.0) * 2
-    assert value_graph_to_dot(ops_graph()) == before
+    assert value_graph_to_dot(ops_graph(), ids="position") == before
 
 
 _CHILD = """
@@ -144,8 +172,11 @@ sys.stdout.write(value_graph_to_dot(root, show_grad=True) + ir_to_json(root))
 """
 
 
-def test_dot_and_ir_are_identical_across_processes(ops_graph: Callable[[], Value]) -> None:
-    """Two fresh interpreters with different hash seeds write the same DOT and IR as this one."""
+def test_dot_and_ir_are_identical_across_processes(
+    ops_graph: Callable[[], Value], fresh_ids: None
+) -> None:
+    """Two fresh interpreters with different hash seeds write the same DOT and IR as this one
+    after 0.2.0's counter reset."""
     root = ops_graph()
     backward_from(root)
     expected = value_graph_to_dot(root, show_grad=True) + ir_to_json(root)

@@ -1,4 +1,4 @@
-"""``node_id``: 0.2.0's ``v<k>`` creation counter, and exports that do not depend on it."""
+"""``node_id``: 0.2.0's ``v<k>`` creation counter, the ids DOT and IR export by."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from flow_xray.autodiff import Value, backward_from, graph_to_ir, value_graph_to_dot
+from flow_xray.autodiff import IdScheme, Value, backward_from, graph_to_ir, value_graph_to_dot
 
 
 @pytest.fixture
@@ -53,27 +53,35 @@ def test_node_id_cannot_be_reassigned() -> None:
         Value(1.0).node_id = "x"  # type: ignore[misc]
 
 
-def test_identical_builds_export_identical_dot_and_ir_across_a_reset(
+def test_builds_after_a_reset_export_identical_dot_and_ir(
     ops_graph: Callable[[], Value], restore_counter: None
 ) -> None:
-    """Two builds of one expression export the same DOT and IR, before and after a reset."""
+    """Resetting ``Value._next_seq = 0`` before each build (0.2.0's way to determinism) makes
+    two builds of one expression export the same DOT and IR; position ids need no reset."""
 
-    def export() -> tuple[str, dict[str, object]]:
+    def export(ids: IdScheme) -> tuple[str, dict[str, object]]:
         root = ops_graph()
         backward_from(root)
-        return value_graph_to_dot(root, show_grad=True), graph_to_ir(root)
+        return value_graph_to_dot(root, show_grad=True, ids=ids), graph_to_ir(root, ids=ids)
 
-    before = export()
+    by_position = export("position")
     Value._next_seq = 0
-    first, second = export(), export()
-    assert first == second == before
+    first = export("node_id")
+    Value._next_seq = 0
+    second = export("node_id")
+    assert first == second
+    assert first[1]["root_id"] == "v32" and first != by_position
+    assert export("position") == by_position
 
 
 def test_ids_of_old_and_new_values_never_collide_in_an_export(restore_counter: None) -> None:
-    """A graph mixing Values from before and after a reset still exports distinct ids."""
+    """A graph mixing Values from before and after a reset still exports distinct ids: the
+    later node sharing an id gets a ``_2`` suffix."""
     old = Value(1.0)
     Value._next_seq = int(old.node_id[1:])
     new = Value(2.0)
     assert new.node_id == old.node_id
-    ir = graph_to_ir(old + new)
-    assert [n["id"] for n in ir["nodes"]] == ["n0", "n1", "n2"]
+    total = old + new
+    ir = graph_to_ir(total)
+    assert [n["id"] for n in ir["nodes"]] == [old.node_id, f"{old.node_id}_2", total.node_id]
+    assert ir["nodes"][2]["parents"] == [old.node_id, f"{old.node_id}_2"]

@@ -18,6 +18,7 @@ from flow_xray.autodiff import (
     graph_to_ir,
     ir_from_json,
     ir_to_json,
+    topological_order,
 )
 from flow_xray.errors import GraphError
 
@@ -42,8 +43,11 @@ def _same_ir(actual: Any, expected: Any) -> bool:
 
 
 @pytest.mark.parametrize("name", ["demo", "ops"])
-def test_ir_matches_golden(name: str, ops_graph: Callable[[], Value], golden_dir: Path) -> None:
-    """The IR after backward matches the golden file (ids, ops, labels, parents, numbers)."""
+def test_ir_matches_golden(
+    name: str, ops_graph: Callable[[], Value], golden_dir: Path, fresh_ids: None
+) -> None:
+    """The IR after backward, built after 0.2.0's counter reset, matches the golden file
+    (ids ``v<k>``, ops, labels, parents, numbers)."""
     root = demo_graph() if name == "demo" else ops_graph()
     backward_from(root)
     golden = json.loads((golden_dir / f"{name}_backward.ir.json").read_text(encoding="utf-8"))
@@ -51,18 +55,32 @@ def test_ir_matches_golden(name: str, ops_graph: Callable[[], Value], golden_dir
 
 
 def test_ir_shape() -> None:
-    """Version 1, root id, and nodes in topological order with parents by id."""
+    """Version 1, root id, and nodes in topological order with parents by id, the ids being
+    ``Value.node_id`` as in 0.2.0 (``graph_to_ir(y)["root_id"] == y.node_id``)."""
     a = Value(2.0, "a")
-    y = (a * a).tanh()
+    square = a * a
+    y = square.tanh()
+    ids = a.node_id, square.node_id, y.node_id
     assert graph_to_ir(y, include_grad=False) == {
         "version": 1,
-        "root_id": "n2",
+        "root_id": y.node_id,
         "nodes": [
-            {"id": "n0", "op": "", "label": "a", "data": 2.0, "parents": []},
-            {"id": "n1", "op": "*", "label": "", "data": 4.0, "parents": ["n0", "n0"]},
-            {"id": "n2", "op": "tanh", "label": "", "data": math.tanh(4.0), "parents": ["n1"]},
+            {"id": ids[0], "op": "", "label": "a", "data": 2.0, "parents": []},
+            {"id": ids[1], "op": "*", "label": "", "data": 4.0, "parents": [ids[0], ids[0]]},
+            {"id": ids[2], "op": "tanh", "label": "", "data": math.tanh(4.0), "parents": [ids[1]]},
         ],
     }
+
+
+def test_ir_position_ids_are_an_explicit_option() -> None:
+    """``ids="position"`` gives ``n<k>`` ids, in ``root_id`` and ``parents`` too."""
+    a = Value(2.0, "a")
+    ir = graph_to_ir((a * a).tanh(), include_grad=False, ids="position")
+    assert (ir["root_id"], [(n["id"], n["parents"]) for n in ir["nodes"]]) == (
+        "n2",
+        [("n0", []), ("n1", ["n0", "n0"]), ("n2", ["n1"])],
+    )
+    assert json.loads(ir_to_json(a * 2, ids="position"))["root_id"] == "n2"
 
 
 def test_include_grad_adds_grad_fields() -> None:
@@ -93,7 +111,9 @@ def test_graph_from_ir_replays_the_graph_exactly(ops_graph: Callable[[], Value])
     backward_from(root)
     ir = graph_to_ir(root)
     rebuilt = graph_from_ir(ir_from_json(ir_to_json(root)))
-    assert graph_to_ir(rebuilt) == ir
+    # The rebuilt Values are new ones, with node ids of their own: compare by position.
+    assert graph_to_ir(rebuilt, ids="position") == graph_to_ir(root, ids="position")
+    assert [n["id"] for n in ir["nodes"]] == [v.node_id for v in topological_order(root)]
 
 
 def test_replayed_graph_can_be_differentiated_again(ops_graph: Callable[[], Value]) -> None:
@@ -103,12 +123,12 @@ def test_replayed_graph_can_be_differentiated_again(ops_graph: Callable[[], Valu
     backward_from(root)
     rebuilt = graph_from_ir(forward)
     backward_from(rebuilt)
-    assert graph_to_ir(rebuilt) == graph_to_ir(root)
+    assert graph_to_ir(rebuilt, ids="position") == graph_to_ir(root, ids="position")
 
 
 def _valid() -> dict[str, Any]:
     a = Value(2.0, "a")
-    return graph_to_ir(a * 3)
+    return graph_to_ir(a * 3, ids="position")
 
 
 def _set(path: str, value: object) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from flow_xray.autodiff import (
     Value,
     backward_from,
     demo_graph,
-    position_ids,
+    export_ids,
     standalone_viewer_html,
     topological_order,
     value_graph_to_dot,
@@ -40,7 +40,7 @@ def test_frames_have_one_step_per_node() -> None:
     root = demo_graph()
     graph, steps = value_graph_frames(root)
     order = topological_order(root)
-    ids = position_ids(order)
+    ids = export_ids(order)
     assert [step.active for step in steps] == [ids[v] for v in reversed(order)]
     assert len(graph.nodes) == len(order)
     assert graph.rankdir == "BT"
@@ -50,11 +50,12 @@ def test_frame_labels_carry_the_gradients_filled_so_far() -> None:
     """Frame k labels the nodes reached so far with their gradients at that moment."""
     root = demo_graph()
     _, steps = value_graph_frames(root)
+    ids = [export_ids(topological_order(root))[v] for v in topological_order(root)]
     first = steps[0].labels
-    assert sorted(first) == ["n8", "n9"]
-    assert first["n9"].endswith("grad: 1")
-    assert first["n8"].endswith("grad: 0.5")
-    assert steps[-1].labels["n0"].endswith("grad: -1.5")
+    assert sorted(first) == sorted(ids[8:10])
+    assert first[ids[9]].endswith("grad: 1")
+    assert first[ids[8]].endswith("grad: 0.5")
+    assert steps[-1].labels[ids[0]].endswith("grad: -1.5")
 
 
 def test_nodes_not_reached_yet_show_no_gradient_in_a_frame() -> None:
@@ -63,10 +64,12 @@ def test_nodes_not_reached_yet_show_no_gradient_in_a_frame() -> None:
     The viewer shows a node missing from a frame with its graph label, so that
     label must be the state before the backward pass.
     """
-    graph, steps = value_graph_frames(demo_graph())
+    root = demo_graph()
+    graph, steps = value_graph_frames(root)
+    x1 = export_ids(topological_order(root))[topological_order(root)[0]]
     shown = {node.id: steps[0].labels.get(node.id, node.label) for node in graph.nodes}
-    assert shown["n0"].endswith("grad: 0")
-    assert steps[-1].labels["n0"].endswith("grad: -1.5")
+    assert shown[x1].endswith("grad: 0")
+    assert steps[-1].labels[x1].endswith("grad: -1.5")
 
 
 def test_graph_nodes_show_final_gradients_and_details() -> None:
@@ -76,14 +79,15 @@ def test_graph_nodes_show_final_gradients_and_details() -> None:
     reference = demo_graph()
     backward_from(reference)
     by_id = {node.id: node for node in graph.nodes}
-    order = topological_order(reference)
-    ids = position_ids(order)
-    for v in order:
-        node = by_id[ids[v]]
+    ids = export_ids(topological_order(root))
+    order = list(zip(topological_order(root), topological_order(reference), strict=True))
+    for built, v in order:
+        node = by_id[ids[built]]
         assert node.detail["data"] == v.data
         assert node.detail["grad"] == v.grad
         assert node.detail["op"] == (v._op or "leaf")
-    assert [(e.source, e.target, e.label) for e in graph.edges][-1] == ("n8", "n9", "tanh")
+    last_edge = (ids[order[8][0]], ids[order[9][0]], "tanh")
+    assert [(e.source, e.target, e.label) for e in graph.edges][-1] == last_edge
 
 
 def test_large_graphs_get_no_frames_but_final_gradients() -> None:
@@ -133,14 +137,15 @@ def test_standalone_viewer_draws_flow_xray_dot() -> None:
 
 def test_write_functions_write_the_pages(tmp_path: Path) -> None:
     """The write_* helpers store exactly what the *_html functions return."""
-    dot = value_graph_to_dot(demo_graph())
+    root = demo_graph()
+    dot = value_graph_to_dot(root)
     write_standalone_viewer_html(tmp_path / "dot.html", dot, title="t")
-    write_value_viewer_html(tmp_path / "value.html", demo_graph(), title="t")
+    write_value_viewer_html(tmp_path / "value.html", root, title="t")
     assert (tmp_path / "dot.html").read_text(encoding="utf-8") == standalone_viewer_html(
         dot, title="t"
     )
     assert (tmp_path / "value.html").read_text(encoding="utf-8") == value_viewer_html(
-        demo_graph(), title="t"
+        root, title="t"
     )
 
 

@@ -5,14 +5,29 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NoReturn
 
+import pytest
 from cli_support import SCRIPTS, invoke
 
-from flow_xray.autodiff import value_graph_to_dot
+from flow_xray.autodiff import Value, value_graph_to_dot
 from flow_xray.autodiff.demo import demo_graph, expression_graph
+
+
+@pytest.fixture
+def fresh_ids() -> Iterator[Callable[[], None]]:
+    """Yields 0.2.0's ``Value._next_seq = 0`` reset, to call before each build: the command
+    then numbers its Values v0, v1, ... as in a fresh process (the counter is put back past
+    every id afterwards)."""
+    saved = Value._next_seq
+
+    def reset() -> None:
+        Value._next_seq = 0
+
+    yield reset
+    Value._next_seq = max(saved, Value._next_seq)
 
 
 def labels(dot: str) -> dict[str, str]:
@@ -21,10 +36,14 @@ def labels(dot: str) -> dict[str, str]:
     return {label.split("\\n")[0]: label for label in found if "\\n" in label}
 
 
-def test_dot_demo_prints_the_forward_graph_to_stdout(in_tmp: Path) -> None:
+def test_dot_demo_prints_the_forward_graph_to_stdout(
+    in_tmp: Path, fresh_ids: Callable[[], None]
+) -> None:
     """With no output option, `dot demo` prints 0.2.0's demo graph (forward) and writes nothing."""
+    fresh_ids()
     result = invoke("dot", "demo")
     assert result.exit_code == 0, result.output
+    fresh_ids()
     assert result.stdout == value_graph_to_dot(expression_graph())
     assert list(in_tmp.iterdir()) == []
 
@@ -45,17 +64,24 @@ def test_dot_demo_backward_prints_gradients() -> None:
     assert all("grad: " in box for box in boxes.values())
 
 
-def test_dot_demo_neuron_graph() -> None:
+def test_dot_demo_neuron_graph(fresh_ids: Callable[[], None]) -> None:
     """`--graph neuron` prints the tanh neuron instead."""
-    assert invoke("dot", "demo", "--graph", "neuron").stdout == value_graph_to_dot(demo_graph())
+    fresh_ids()
+    printed = invoke("dot", "demo", "--graph", "neuron").stdout
+    fresh_ids()
+    assert printed == value_graph_to_dot(demo_graph())
 
 
-def test_dot_demo_output_dir_is_created_with_both_files(in_tmp: Path) -> None:
+def test_dot_demo_output_dir_is_created_with_both_files(
+    in_tmp: Path, fresh_ids: Callable[[], None]
+) -> None:
     """--output-dir DIR creates DIR (and parents) and writes forward.dot and backward.dot."""
+    fresh_ids()
     result = invoke("dot", "demo", "--output-dir", "out/graphs")
     assert result.exit_code == 0, result.output
     folder = in_tmp / "out" / "graphs"
     assert sorted(p.name for p in folder.iterdir()) == ["backward.dot", "forward.dot"]
+    fresh_ids()
     assert (folder / "forward.dot").read_text(encoding="utf-8") == value_graph_to_dot(
         expression_graph()
     )

@@ -8,6 +8,7 @@ modules; it must run unchanged and give the same or better results.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,14 @@ from flow_xray import (
     write_standalone_viewer_html,
     zero_grad,
 )
+
+
+@pytest.fixture
+def restore_counter() -> Iterator[None]:
+    """Tests that reset ``Value._next_seq`` leave it past every id handed out."""
+    saved = Value._next_seq
+    yield
+    Value._next_seq = max(saved, Value._next_seq)
 
 
 def demo_root() -> Value:
@@ -179,8 +188,10 @@ def test_graph_debugger_views() -> None:
     assert dbg.root is not None
 
 
-def test_named_snapshots_keys_and_final_gradients() -> None:
-    """Keys forward, backward_step_0..n-1, after_backward; grads left as after a backward."""
+def test_named_snapshots_keys_and_final_gradients(restore_counter: None) -> None:
+    """Keys forward, backward_step_0..n-1, after_backward; grads left as after a backward.
+    Each graph is built after ``Value._next_seq = 0``, 0.2.0's way to comparable ids."""
+    Value._next_seq = 0
     root = demo_root()
     snapshots = GraphDebugger(root).named_snapshots(seed=1.0, include_step_dots=True)
     n = len(topological_order(root))
@@ -189,6 +200,7 @@ def test_named_snapshots_keys_and_final_gradients() -> None:
         *[f"backward_step_{k}" for k in range(n)],
         "after_backward",
     ]
+    Value._next_seq = 0
     reference = demo_root()
     reference.backward()
     assert snapshots["after_backward"] == value_graph_to_dot(reference, show_grad=True)
@@ -233,3 +245,41 @@ def test_every_0_2_0_op_has_its_0_2_0_name(op: str) -> None:
     a, b = Value(0.5), Value(2.0)
     made = {"+": a + b, "*": a * b, "**2": a**2, "ReLU": a.relu(), "tanh": a.tanh()}
     assert made[op]._op == op
+
+
+def test_ir_ids_are_node_ids_as_0_2_0_wrote_them() -> None:
+    """0.2.0 users look nodes up by ``node_id``: the IR's ``root_id``, ``id`` and ``parents``."""
+    a = Value(2.0, label="a")
+    b = Value(-3.0, label="b")
+    y = a * b
+    ir = graph_to_ir(y)
+    assert ir["root_id"] == y.node_id
+    by_id = {node["id"]: node for node in ir["nodes"]}
+    assert by_id[a.node_id]["label"] == "a"
+    assert by_id[y.node_id]["parents"] == [a.node_id, b.node_id]
+    assert json.loads(ir_to_json(y))["root_id"] == y.node_id
+
+
+def test_dot_names_nodes_by_node_id_as_0_2_0_did() -> None:
+    """Each box's DOT id is its ``node_id``; an unlabelled node is named by it too; edges join
+    the operands' ids to the result's."""
+    a = Value(2.0, label="a")
+    y = a * 3
+    dot = value_graph_to_dot(y)
+    three = y._prev[1].node_id
+    assert f'  {a.node_id} [label="a\\nop: leaf\\ndata: 2"];' in dot.splitlines()
+    assert f'  {three} [label="{three}\\nop: leaf\\ndata: 3"];' in dot.splitlines()
+    assert f'  {a.node_id} -> {y.node_id} [label="*"];' in dot.splitlines()
+
+
+def test_next_seq_reset_makes_exports_repeatable(restore_counter: None) -> None:
+    """0.2.0's determinism: ``Value._next_seq = 0`` before building gives v0, v1, ... and the
+    same DOT and IR every time."""
+    exports = []
+    for _ in range(2):
+        Value._next_seq = 0
+        root = demo_root()
+        root.backward()
+        exports.append((value_graph_to_dot(root, show_grad=True), ir_to_json(root)))
+    assert exports[0] == exports[1]
+    assert json.loads(exports[0][1])["root_id"] == root.node_id == "v6"

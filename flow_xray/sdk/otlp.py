@@ -19,7 +19,6 @@ import os
 import re
 import threading
 import time
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -29,6 +28,8 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 from flow_xray.errors import ConfigurationError
+from flow_xray.runtime import patches
+from flow_xray.runtime.sdk_state import EXPORT, LOG_SCOPE
 from flow_xray.sdk.span_text import exportable_spans
 from flow_xray.serialize import get_limits, scrub_text
 
@@ -248,20 +249,11 @@ class _LogSink:
         raise NotImplementedError
 
 
-class _Scope(threading.local):
-    """The flow-xray exporter or processor, if any, running SDK code on this thread."""
-
-    sink: _LogSink | None = None
-
-
-_scope = _Scope()
-
-
 class _QuietInScope(logging.Filter):
     """Hand SDK log records raised inside flow-xray's calls to their owner (kept at DEBUG)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        sink = _scope.sink
+        sink: _LogSink | None = LOG_SCOPE.sink
         if sink is None:
             return True
         message = record.getMessage()
@@ -270,19 +262,9 @@ class _QuietInScope(logging.Filter):
         return False
 
 
-_quiet_installed = False
-_quiet_lock = threading.Lock()
-
-
-def _install_quiet_filter() -> None:
-    global _quiet_installed
-    with _quiet_lock:
-        if _quiet_installed:
-            return
-        quiet = _QuietInScope()
-        for name in _SDK_EXPORTER_LOGGERS:
-            logging.getLogger(name).addFilter(quiet)
-        _quiet_installed = True
+_QUIET_LOGS: Final = patches.LoggerFilter(
+    "OTLP exporter logs", _SDK_EXPORTER_LOGGERS, _QuietInScope()
+)
 
 
 class LossCountingExporter(SpanExporter, _LogSink):
@@ -294,13 +276,13 @@ class LossCountingExporter(SpanExporter, _LogSink):
         self._closed = False
         self.exported = 0
         self.last_error: str | None = None
-        _install_quiet_filter()
+        patches.install(_QUIET_LOGS)
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         """Forward to the wrapped exporter unless closed; failures become a count, not a raise."""
         if self._closed:
             return SpanExportResult.FAILURE
-        previous, _scope.sink = _scope.sink, self
+        previous, LOG_SCOPE.sink = LOG_SCOPE.sink, self
         try:
             result = self._inner.export(exportable_spans(spans))
         except Exception as exc:  # an exporter bug must not kill the batch worker
@@ -308,7 +290,7 @@ class LossCountingExporter(SpanExporter, _LogSink):
             _debug_log.debug("export raised", exc_info=True)
             return SpanExportResult.FAILURE
         finally:
-            _scope.sink = previous
+            LOG_SCOPE.sink = previous
         if result is SpanExportResult.SUCCESS:
             with self._lock:
                 self.exported += len(spans)
@@ -366,11 +348,11 @@ class CountingBatchSpanProcessor(BatchSpanProcessor, _LogSink):
             return
         with self._count_lock:
             self.submitted += 1
-        previous, _scope.sink = _scope.sink, self
+        previous, LOG_SCOPE.sink = LOG_SCOPE.sink, self
         try:
             super().on_end(span)
         finally:
-            _scope.sink = previous
+            LOG_SCOPE.sink = previous
 
     def note(self, message: str) -> None:
         """Turn the SDK's per-span "Queue full" warnings into one."""
@@ -418,9 +400,8 @@ class ExportPipeline:
         self.key = key
         self.exporter = LossCountingExporter(exporter)
         self.processor = CountingBatchSpanProcessor(self.exporter, key[1], max_queue_size)
-        if hasattr(os, "register_at_fork"):
-            reset = weakref.WeakMethod(self._restart_counts)
-            os.register_at_fork(after_in_child=lambda: (method := reset()) and method())
+        EXPORT.alive.add(self)
+        patches.install(_RESTART_COUNTS_AT_FORK)
 
     def _restart_counts(self) -> None:
         """In a forked child: the SDK empties the inherited queue, so count from zero.
@@ -467,6 +448,16 @@ class ExportPipeline:
                 scrub_text(reason, limits),
             )
         return lost
+
+
+def _restart_all_counts() -> None:
+    for pipeline in tuple(EXPORT.alive):
+        pipeline._restart_counts()
+
+
+_RESTART_COUNTS_AT_FORK: Final = patches.ForkHook(
+    "export pipeline counts", after_in_child=_restart_all_counts
+)
 
 
 def flush_all(pipelines: Sequence[ExportPipeline], timeout_s: float) -> bool:

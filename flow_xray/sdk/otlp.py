@@ -70,6 +70,10 @@ class OtlpTarget:
     headers: tuple[tuple[str, str], ...] = ()
 
 
+# Where the environment names the OTLP traces endpoint, the signal-specific one first.
+ENDPOINT_VARIABLES: Final = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+
+
 def _env(*names: str) -> tuple[str, str] | None:
     """Return (name, value) of the first variable in ``names`` that is set and non-empty."""
     for name in names:
@@ -77,6 +81,23 @@ def _env(*names: str) -> tuple[str, str] | None:
         if value:
             return name, value
     return None
+
+
+def endpoint_from_env() -> tuple[str, str] | None:
+    """(variable, value) of the OTLP traces endpoint the environment names; None if none."""
+    return _env(*ENDPOINT_VARIABLES)
+
+
+def split_header(item: str) -> tuple[str, str] | None:
+    """A ``K=V`` header item as its name and value, stripped; None when it is not ``K=V``.
+
+    Not ``K=V``: no ``=``, or nothing before it. Values are taken as they are
+    (`parse_headers` percent-decodes the environment's).
+    """
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        return None
+    return key.strip(), value.strip()
 
 
 def shown_header(item: str) -> str:
@@ -120,13 +141,13 @@ def parse_headers(text: str, source: str) -> dict[str, str]:
     for item in text.split(","):
         if not item.strip():
             continue
-        key, sep, value = item.partition("=")
-        key = unquote(key).strip()
-        if not sep or not key or any(ch.isspace() for ch in key):
+        parts = split_header(item)
+        key = unquote(parts[0]).strip() if parts is not None else ""
+        if parts is None or not key or any(ch.isspace() for ch in key):
             raise ConfigurationError(
                 f"{source}: header {shown_header(item)} is not of the form K=V"
             )
-        headers[key.lower()] = unquote(value).strip()
+        headers[key.lower()] = unquote(parts[1]).strip()
     return headers
 
 
@@ -183,7 +204,7 @@ def resolve_target(
     """
     source, signal_specific = "endpoint", False
     if endpoint is None:
-        found = _env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+        found = endpoint_from_env()
         if found is None or not use_env_endpoint:
             return None
         source, endpoint = found
@@ -229,13 +250,14 @@ def resolve_target(
 def build_exporter(target: OtlpTarget, timeout_s: float) -> SpanExporter:
     """Construct the SDK OTLP span exporter for ``target``, every export capped at ``timeout_s``."""
     headers = dict(target.headers)
+    # Each exporter loads only when asked for: the gRPC one brings grpcio (heavy).
     if target.protocol == GRPC:
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (  # noqa: PLC0415
             OTLPSpanExporter as GrpcExporter,
         )
 
         return GrpcExporter(endpoint=target.endpoint, headers=headers, timeout=timeout_s)
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import (  # noqa: PLC0415
         OTLPSpanExporter as HttpExporter,
     )
 

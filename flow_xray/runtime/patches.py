@@ -255,6 +255,11 @@ def installed() -> tuple[str, ...]:
     return tuple(_installed)
 
 
+def fork_hooks() -> tuple[str, ...]:
+    """The names of the fork hooks the dispatcher runs, in install order."""
+    return tuple(hook.name for hook in _fork_hooks)
+
+
 def uninstall_all() -> None:
     """Undo every installed patch, newest first (``flow_xray.shutdown()`` calls this)."""
     with _lock:

@@ -1,7 +1,7 @@
 """Pieces every command shares: the error type, output checks, export set-up, the summary line.
 
 OTLP details (header items, the environment's endpoint, how a malformed item
-is shown) are `flow_xray.sdk.otlp`'s; the SDK loads only when a command exports.
+is shown) are `flow_xray.sdk.otlp_target`'s; the SDK loads only when a command exports.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def start_export(
     destination would silently do nothing, so a warning says so.
     """
     # The SDK loads only for the commands that export.
-    from flow_xray.sdk.otlp import endpoint_from_env  # noqa: PLC0415
+    from flow_xray.sdk.otlp_target import endpoint_from_env  # noqa: PLC0415
     from flow_xray.sdk.provider import configure  # noqa: PLC0415
 
     if json_path:
@@ -149,7 +149,7 @@ def show_crash(exc: BaseException) -> None:
 def parse_headers(pairs: Sequence[str]) -> dict[str, str] | None:
     """``--otlp-header K=V`` values as a dict; a malformed one is named, never echoed."""
     # The SDK loads only for the commands that export.
-    from flow_xray.sdk.otlp import shown_header, split_header  # noqa: PLC0415
+    from flow_xray.sdk.otlp_target import shown_header, split_header  # noqa: PLC0415
 
     headers: dict[str, str] = {}
     for pair in pairs:

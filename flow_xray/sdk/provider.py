@@ -32,15 +32,9 @@ from flow_xray.errors import ConfigurationError
 from flow_xray.runtime import patches, tracer
 from flow_xray.runtime.sdk_state import EXPORT
 from flow_xray.sdk import processor as flow_processor
-from flow_xray.sdk.otlp import (
-    ExportPipeline,
-    OtlpTarget,
-    build_exporter,
-    close_all,
-    flush_all,
-    resolve_target,
-)
+from flow_xray.sdk.otlp import ExportPipeline, build_exporter, close_all, flush_all
 from flow_xray.sdk.otlp_json_export import OtlpJsonFileExporter
+from flow_xray.sdk.otlp_target import OtlpTarget, resolve_target
 
 __all__ = ["configure", "flush", "shutdown"]
 

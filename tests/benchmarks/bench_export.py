@@ -28,7 +28,8 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerPro
 from timing import per_call_us, print_table
 
 from flow_xray import trace
-from flow_xray.sdk.otlp import ExportPipeline, build_exporter, close_all, resolve_target
+from flow_xray.sdk.otlp import ExportPipeline, build_exporter, close_all
+from flow_xray.sdk.otlp_target import resolve_target
 from flow_xray.sdk.provider import configure
 from tests.sdk.otlp.phoenix_server import Phoenix, PhoenixMissing, phoenix_python, start_phoenix
 

@@ -192,8 +192,8 @@ def _fallback_tracer(proxy: ProxyTracer, provider: object) -> trace_api.Tracer |
 
 
 def _join_global() -> None:
-    provider = getattr(trace_api, "_TRACER_PROVIDER", None)
-    if provider is None or _join_hook is None:
+    provider, private = provider_in_use()
+    if private or _join_hook is None:
         return
     try:
         _join_hook(provider)

@@ -52,19 +52,24 @@ RULES: dict[str, Rule] = {
     "analysis": Rule(
         SHARED | {"analysis", "tree", "render", "llm", "serialize"}, "none", "pure functions"
     ),
+    "runtime": Rule(
+        SHARED | {"runtime"}, "api", "the one owner of process state (the tracing side needs it)"
+    ),
     "tracing": Rule(
-        SHARED | {"tracing", "serialize", "llm", "tree"},
+        SHARED | {"tracing", "runtime", "serialize", "llm", "tree"},
         "api",
         "the decorator works under any provider",
     ),
-    "sdk": Rule(SHARED | {"sdk", "tracing", "tree", "serialize", "llm"}, "any", "SDK side"),
+    "sdk": Rule(
+        SHARED | {"sdk", "runtime", "tracing", "tree", "serialize", "llm"}, "any", "SDK side"
+    ),
     "examples": Rule(
         SHARED | {"examples", "public", "tracing", "tree", "sdk"}, "api", "user-level code"
     ),
     "cli": Rule(
         SHARED
         | {"cli", "public", "tracing", "sdk", "tree", "serialize", "llm", "render", "autodiff"}
-        | {"examples", "analysis"},
+        | {"examples", "analysis", "runtime"},
         "api",
         "the top of the stack: it only drives the library",
     ),
@@ -72,7 +77,7 @@ RULES: dict[str, Rule] = {
         SHARED | {"autodiff", "render", "tracing", "tree"}, "api", "0.2.0 paths over the layers"
     ),
 }
-# The one place the API side reaches the SDK side (documented in tracing/state.py):
+# The one place the API side reaches the SDK side (documented in tracing/api.py):
 # ``trace.capture()`` / ``trace.run()`` need the SDK's collecting processor.
 # And the trace model's thin `TraceResult.diff` / `to_html(static=)` call the analyses
 # over it (lazily, at call time: nothing in tree/ needs analysis/ to load).
@@ -181,6 +186,8 @@ def test_imports_follow_the_layer_rules(path: Path) -> None:
         ("autodiff", "from flow_xray.tracing import trace"),
         ("render", "from flow_xray.tree.model import TraceResult"),
         ("tree", "def lazy():\n    from flow_xray.sdk.capture import capture"),
+        ("runtime", "from flow_xray.tracing import trace"),
+        ("runtime", "from opentelemetry.sdk.trace import TracerProvider"),
     ],
 )
 def test_the_rules_catch_a_wrong_import(tmp_path: Path, layer: str, line: str) -> None:
@@ -251,3 +258,91 @@ def test_the_tracing_side_loads_no_opentelemetry_sdk() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert modules and json.loads(out.stdout) == []
+
+
+def _modules_of(layer: str) -> list[str]:
+    return [
+        ".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+        for p in PACKAGE_FILES
+        if layer_of(p) == layer
+    ]
+
+
+def test_the_runtime_loads_only_the_opentelemetry_api() -> None:
+    """Importing every module of runtime/ loads the OpenTelemetry API and nothing above it.
+
+    The tracing side keeps its state there, so runtime/ may not load the SDK,
+    nor any flow_xray layer but itself (and the shared vocabulary). Fresh interpreter.
+    """
+    modules = _modules_of("runtime")
+    allowed = ("flow_xray.runtime", *(f"flow_xray.{name}" for name in SHARED))
+    code = (
+        "import importlib, json, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(sorted(m for m in sys.modules"
+        " if m.startswith(('opentelemetry.sdk', 'opentelemetry.exporter'))"
+        f" or (m.startswith('flow_xray.') and not m.startswith({allowed!r})))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert modules and json.loads(out.stdout) == []
+
+
+# Process state lives in runtime/; these folders keep none (the other folders' own
+# process-wide settings are checked by their own rules).
+STATELESS = ("tracing", "sdk", "cli")
+STATELESS_FILES = [p for p in PACKAGE_FILES if layer_of(p) in STATELESS]
+
+
+@pytest.mark.parametrize(
+    "path", STATELESS_FILES, ids=[str(p.relative_to(PACKAGE)) for p in STATELESS_FILES]
+)
+def test_no_global_statement_outside_the_runtime(path: Path) -> None:
+    """Only runtime/ rebinds module globals: the other folders keep no process state."""
+    names = [
+        name
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Global)
+        for name in node.names
+    ]
+    assert names == [], f"{path.relative_to(PACKAGE)}: global {', '.join(names)}"
+
+
+def test_the_tracing_side_keeps_no_mutable_module_state() -> None:
+    """No module of tracing/ binds a module-level name to a mutable container, lock or ContextVar.
+
+    Checked on the imported modules (fresh interpreter), for every name a
+    module assigns at its top level: what the tracing side needs to remember
+    across calls is `flow_xray.runtime`'s.
+    """
+    assigned = {
+        name: sorted(
+            target.id
+            for node in ast.parse(path.read_text(encoding="utf-8")).body
+            if isinstance(node, (ast.Assign, ast.AnnAssign))
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(target, ast.Name) and not target.id.startswith("__")
+        )
+        for path, name in zip(
+            (p for p in PACKAGE_FILES if layer_of(p) == "tracing"),
+            _modules_of("tracing"),
+            strict=True,
+        )
+    }
+    code = (
+        "import collections, contextvars, importlib, json, threading, weakref\n"
+        "mutable = (dict, list, set, bytearray, collections.deque, contextvars.ContextVar,\n"
+        "    threading.local, weakref.WeakSet, weakref.WeakKeyDictionary,\n"
+        "    weakref.WeakValueDictionary, type(threading.Lock()), type(threading.RLock()))\n"
+        "found = []\n"
+        f"for module, names in {assigned!r}.items():\n"
+        "    loaded = importlib.import_module(module)\n"
+        "    found += [f'{module}.{n}' for n in names if isinstance(getattr(loaded, n), mutable)]\n"
+        "print(json.dumps(found))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert json.loads(out.stdout) == []

@@ -6,6 +6,11 @@ Commands: ``run`` (trace a script or module), ``view`` (render a saved trace),
 runs a target under a capture. Outputs are checked for writability before any
 work starts and written atomically, so a failure leaves no half file. Nothing
 in the package imports this folder: it is the top of the stack.
+
+A command imports the heavy parts of the library it uses (the tracing side,
+the SDK, the trace loader, autodiff) when it runs, so ``flow-xray --help``
+and every other command stay quick; each such import says so
+(``# noqa: PLC0415``).
 """
 
 from __future__ import annotations

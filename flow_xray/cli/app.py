@@ -1,8 +1,9 @@
 """The ``flow-xray`` click group: error translation and the commands it holds.
 
-Library errors (`FlowXrayError`) are turned into `CliError` by the commands;
-this group turns every click error into exactly one ``error: ...`` line on
-stderr and exit status 2. Each command lives in a module of its own.
+Library errors (`FlowXrayError`) are turned into `flow_xray.cli.common.CliError`
+by the commands; this group turns every click error into exactly one
+``error: ...`` line on stderr and exit status 2. Each command lives in a
+module of its own.
 """
 
 from __future__ import annotations
@@ -27,12 +28,6 @@ _NO_ARGS_IS_HELP: tuple[type[click.ClickException], ...] = tuple(
     for name in ("NoArgsIsHelpError",)
     if hasattr(click.exceptions, name)
 )
-
-
-class CliError(click.ClickException):
-    """Bad input detected by the CLI: shown as one ``error:`` line, exit status 2."""
-
-    exit_code = 2
 
 
 class _FlowXrayGroup(click.Group):

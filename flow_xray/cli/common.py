@@ -1,4 +1,8 @@
-"""Pieces every command shares: the error type, output checks, export set-up, the summary line."""
+"""Pieces every command shares: the error type, output checks, export set-up, the summary line.
+
+OTLP details (header items, the environment's endpoint, how a malformed item
+is shown) are `flow_xray.sdk.otlp_target`'s; the SDK loads only when a command exports.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from flow_xray.errors import FlowXrayError
+from flow_xray.files import write_text_atomic
 
 if TYPE_CHECKING:
     from flow_xray.tree.model import TraceResult
@@ -74,10 +79,13 @@ def start_export(
     its provider, and flow-xray joins it. OTLP details given without a
     destination would silently do nothing, so a warning says so.
     """
+    # The SDK loads only for the commands that export.
+    from flow_xray.sdk.otlp_target import endpoint_from_env  # noqa: PLC0415
+    from flow_xray.sdk.provider import configure  # noqa: PLC0415
+
     if json_path:
         writable(json_path, "--otlp-json")
-    env = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
-    if not (endpoint or json_path or any(os.environ.get(name) for name in env)):
+    if not (endpoint or json_path or endpoint_from_env()):
         given = [
             option
             for option, value in (
@@ -94,8 +102,6 @@ def start_export(
                 err=True,
             )
         return False
-    from flow_xray.sdk.provider import configure
-
     try:
         configure(
             endpoint=endpoint,
@@ -111,14 +117,15 @@ def start_export(
 
 def flush_exporters() -> None:
     """Drain and close the exporters `configure` added, within a bounded time."""
-    from flow_xray.sdk.provider import shutdown
+    from flow_xray.sdk.provider import shutdown  # noqa: PLC0415  # the SDK: only when exporting
 
     shutdown()  # bounded by configure's export timeout
 
 
 def scrubbed(text: str) -> str:
     """``text`` as the terminal may show it: credentials replaced, surrogates escaped."""
-    from flow_xray.serialize import get_limits, scrub_text, writable
+    # Loaded on first use: `flow-xray --help` and a clean run never need it.
+    from flow_xray.serialize import get_limits, scrub_text, writable  # noqa: PLC0415
 
     return scrub_text(writable(text), get_limits())
 
@@ -141,18 +148,19 @@ def show_crash(exc: BaseException) -> None:
 
 def parse_headers(pairs: Sequence[str]) -> dict[str, str] | None:
     """``--otlp-header K=V`` values as a dict; a malformed one is named, never echoed."""
+    # The SDK loads only for the commands that export.
+    from flow_xray.sdk.otlp_target import shown_header, split_header  # noqa: PLC0415
+
     headers: dict[str, str] = {}
     for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            from flow_xray.sdk.otlp import shown_header
-
+        parts = split_header(pair)
+        if parts is None:
             # The value may be a credential (``TOKEN`` alone): show only a name, if any.
             raise click.BadParameter(
                 f"{shown_header(pair)} is not K=V (write NAME=VALUE)",
                 param_hint="'--otlp-header'",
             )
-        headers[key.strip()] = value.strip()
+        headers[parts[0]] = parts[1]
     return headers or None
 
 
@@ -179,8 +187,6 @@ def writable(path: str, option: str) -> str:
 
 def write_atomic(path: str, text: str) -> None:
     """Write atomically; a failure is one ``error:`` line."""
-    from flow_xray.files import write_text_atomic
-
     try:
         write_text_atomic(path, text)
     except OSError as exc:

@@ -35,7 +35,7 @@ def demo(
     With --otlp-endpoint the same spans also go to an OTLP backend: a quick
     way to check a Jaeger or Tempo set-up end to end.
     """
-    from flow_xray.examples import demo_agent
+    from flow_xray.examples import demo_agent  # noqa: PLC0415  # loaded when the command runs
 
     headers = parse_headers(otlp_headers)
     html_out = writable(html_path or demo_agent.DEFAULT_OUTPUT, "--html")

@@ -8,6 +8,8 @@ they differ (``--exit-zero`` makes it 0 anyway), 2 on bad input (one
 from __future__ import annotations
 
 import os
+import webbrowser
+from pathlib import Path
 
 import click
 
@@ -39,7 +41,7 @@ def diff(
     or changed (~) call, then a summary line. Exits 0 when the runs are
     equal, 1 when they differ (0 with --exit-zero), 2 on bad input.
     """
-    from flow_xray.tree.load import load_trace
+    from flow_xray.tree.load import load_trace  # noqa: PLC0415  # loaded when the command runs
 
     readable(before)
     readable(after)
@@ -61,9 +63,6 @@ def diff(
         )
         click.echo(f"flow-xray: wrote {html_out}", err=True)
         if open_browser:
-            import webbrowser
-            from pathlib import Path
-
             webbrowser.open(Path(html_out).resolve().as_uri())
     return 0 if result.equal or exit_zero else 1
 

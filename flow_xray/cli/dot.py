@@ -63,7 +63,7 @@ def dot_demo(which: str, graph_name: str, output_dir: str | None, html_path: str
     printing; `backward` runs the backward pass first so the boxes show
     gradients.
     """
-    from flow_xray.autodiff import (
+    from flow_xray.autodiff import (  # noqa: PLC0415  # loaded when the command runs
         DEMOS,
         standalone_viewer_html,
         value_graph_to_dot,
@@ -109,12 +109,12 @@ def dot_export(script: str, output: str | None, backward: bool, html_path: str |
     As in 0.2.0 the script runs as __main__ (its `if __name__ == "__main__":`
     block runs). With -o or --html the files are written instead of printing.
     """
-    from flow_xray.autodiff import (
+    from flow_xray.autodiff import (  # noqa: PLC0415  # loaded when the command runs
         standalone_viewer_html,
         value_graph_to_dot,
         value_viewer_html as stepping_viewer,
     )
-    from flow_xray.cli import runner
+    from flow_xray.cli import runner  # noqa: PLC0415  # loaded when the command runs
 
     try:
         target = runner.resolve_script(script)
@@ -159,8 +159,8 @@ def _emit(files: dict[str, str], stdout_text: str) -> None:
 
 def _load_root(target: Any) -> Value:
     """Run an export script and return its ``root``; a crash is reported with its traceback."""
-    from flow_xray.autodiff import Value
-    from flow_xray.cli import runner
+    from flow_xray.autodiff import Value  # noqa: PLC0415  # loaded when the command runs
+    from flow_xray.cli import runner  # noqa: PLC0415  # loaded when the command runs
 
     try:
         namespace = runner.run_for_namespace(target, run_name="__main__")

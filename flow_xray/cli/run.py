@@ -66,30 +66,7 @@ def split_own_options(
     Returns the reordered arguments (options, target, then the target's own
     arguments after a ``--``), the option names that were moved, and the target.
     """
-    before: list[str] = []
-    i = 0
-    target_at = None
-    while i < len(args):
-        token = args[i]
-        name = token.split("=", 1)[0]
-        if token == "--":
-            target_at = i + 1
-            break
-        if name in own and token.startswith("-"):
-            takes_value = own[name] and "=" not in token
-            if name == "-m":  # the module is the target; what follows belongs to it
-                before += args[i : i + 2]
-                target_at = i + 2
-                break
-            before += args[i : i + 1 + takes_value]
-            i += 1 + takes_value
-            continue
-        if token.startswith("-") and token != "-":
-            before.append(token)  # unknown: click reports it
-            i += 1
-            continue
-        target_at = i
-        break
+    before, target_at = _leading_options(args, own)
     if target_at is None or target_at > len(args):
         return args, [], None
     module_form = before[-2:-1] == ["-m"]
@@ -98,6 +75,43 @@ def split_own_options(
         return args, [], None
     rest = args[target_at:] if module_form else args[target_at + 1 :]
     head = before if module_form else [*before, target]
+    moved_tokens, moved, script_args = _trailing_options(rest, own)
+    if not moved and "--" not in rest:
+        return args, [], target
+    if module_form:
+        return [*moved_tokens, *head, "--", *script_args], moved, target
+    return [*moved_tokens, *before, "--", target, *script_args], moved, target
+
+
+def _leading_options(args: list[str], own: dict[str, bool]) -> tuple[list[str], int | None]:
+    """The options before the target (``-m MODULE`` last, if given), and where the target is."""
+    before: list[str] = []
+    i = 0
+    while i < len(args):
+        token = args[i]
+        name = token.split("=", 1)[0]
+        if token == "--":
+            return before, i + 1
+        if name in own and token.startswith("-"):
+            takes_value = own[name] and "=" not in token
+            if name == "-m":  # the module is the target; what follows belongs to it
+                before += args[i : i + 2]
+                return before, i + 2
+            before += args[i : i + 1 + takes_value]
+            i += 1 + takes_value
+            continue
+        if token.startswith("-") and token != "-":
+            before.append(token)  # unknown: click reports it
+            i += 1
+            continue
+        return before, i
+    return before, None
+
+
+def _trailing_options(
+    rest: list[str], own: dict[str, bool]
+) -> tuple[list[str], list[str], list[str]]:
+    """Split what follows the target: flow-xray's options (tokens, names), the target's args."""
     moved_tokens: list[str] = []
     moved: list[str] = []
     script_args: list[str] = []
@@ -116,11 +130,7 @@ def split_own_options(
             continue
         script_args.append(token)
         j += 1
-    if not moved and "--" not in rest:
-        return args, [], target
-    if module_form:
-        return [*moved_tokens, *head, "--", *script_args], moved, target
-    return [*moved_tokens, *before, "--", target, *script_args], moved, target
+    return moved_tokens, moved, script_args
 
 
 @click.command(
@@ -178,7 +188,7 @@ def run(
     written however the script ends; the exit status is the script's own
     (1 after an uncaught exception, 130 after Ctrl-C).
     """
-    from flow_xray.cli import runner
+    from flow_xray.cli import runner  # noqa: PLC0415  # loaded when the command runs
 
     if module is None and not argv:
         raise click.UsageError("missing SCRIPT (or -m MODULE)")
@@ -257,7 +267,7 @@ def _static_index(paths: tuple[str, ...]) -> StaticIndex | None:
     """The static index of ``--static`` paths, built before the script runs (it only reads)."""
     if not paths:
         return None
-    from flow_xray.analysis import StaticIndex
+    from flow_xray.analysis import StaticIndex  # noqa: PLC0415  # only with --static
 
     try:
         return StaticIndex.build(paths)

@@ -23,32 +23,26 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
-import itertools
 import os
 import runpy
 import signal
 import sys
 import threading
 import tokenize
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any, Final
+from typing import Any
 
-from flow_xray.errors import ScriptError, ScriptFailed, Terminated
+from flow_xray.cli.tracebacks import trim_chain
+from flow_xray.errors import ScriptError, ScriptFailed
+from flow_xray.runtime.run_hooks import exec_watched, sigterm_as_exit
 from flow_xray.tree.model import TraceResult
 
 # Python's own convention for a process stopped by Ctrl-C (128 + SIGINT).
 INTERRUPTED_EXIT_CODE = 130
 # The shell's convention for a process stopped by SIGTERM (128 + 15).
 TERMINATED_EXIT_CODE = 128 + signal.SIGTERM
-
-# Frames from flow-xray's own modules (the runner, the @trace wrappers) and from
-# runpy are dropped from tracebacks, so they read as Python's would for the script.
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_EXAMPLES_DIR = os.path.join(_PACKAGE_DIR, "examples")
-_RUNPY_FILE = runpy.run_path.__code__.co_filename
 
 
 @dataclass(frozen=True)
@@ -156,8 +150,9 @@ def run_target(
     caps the trace as ``trace.capture(max_spans=)`` does; with ``processes``
     (the default) child processes' calls are collected.
     """
-    from flow_xray.tracing.api import trace  # the tracing core loads only when something runs
-    from flow_xray.tracing.propagation import attached, environ_carrier
+    # The tracing core loads only when something runs (not for `flow-xray dot export`).
+    from flow_xray.tracing.api import trace  # noqa: PLC0415
+    from flow_xray.tracing.propagation import attached, environ_carrier  # noqa: PLC0415
 
     pid = os.getpid()
     recursion_limit = sys.getrecursionlimit()
@@ -169,8 +164,8 @@ def run_target(
         trace.capture(all_threads=all_threads, max_spans=max_spans, processes=processes) as result,
         _working_dir_restored(),
         _stderr_kept(),
-        _sigterm_as_exit(),
-        _exec_reported(),
+        sigterm_as_exit(TERMINATED_EXIT_CODE),
+        exec_watched(_report_exec),
         attached(environ_carrier()),
     ):
         try:
@@ -182,7 +177,7 @@ def run_target(
         except SystemExit as exc:
             exit_code, exit_message = _exit_status(exc.code)
         except BaseException as exc:  # the script's exception is reported, not raised
-            exception = _trim_chain(exc)
+            exception = trim_chain(exc)
             exit_code = INTERRUPTED_EXIT_CODE if isinstance(exc, KeyboardInterrupt) else 1
         finally:
             # A limit the script raised would let writing its (deep) trace overflow the C stack.
@@ -206,106 +201,10 @@ EXEC_MESSAGE = (
 )
 
 
-@contextmanager
-def _exec_reported() -> Iterator[None]:
-    """Say so when the target ``exec``s another program: the process, and its trace, are gone.
-
-    ``os.execv`` / ``os.execve`` (which every other ``os.exec*`` calls) replace
-    the process without running exit handlers, so nothing could write the
-    trace afterwards. One line on stderr tells the user why no file appears.
-    """
-    originals = {name: getattr(os, name) for name in ("execv", "execve") if hasattr(os, name)}
-    run_pid = os.getpid()
-
-    def reporting(name: str) -> Any:
-        original = originals[name]
-
-        def exec_and_report(*args: Any, **kwargs: Any) -> Any:
-            if os.getpid() == run_pid:  # a forked child that execs loses no trace
-                with suppress(Exception):
-                    sys.stderr.write(EXEC_MESSAGE.format(name=name) + "\n")
-                    sys.stderr.flush()
-            return original(*args, **kwargs)
-
-        return exec_and_report
-
-    for name in originals:
-        setattr(os, name, reporting(name))
-    try:
-        yield
-    finally:
-        for name, original in originals.items():
-            setattr(os, name, original)
-
-
-@contextmanager
-def _sigterm_as_exit() -> Iterator[None]:
-    """Turn SIGTERM into `Terminated` while the target runs, so the trace is still written.
-
-    Only when SIGTERM has its default action (which would kill the process on
-    the spot) and only from the main thread, where signal handlers live; a
-    handler the script installs itself wins. The default is restored afterwards.
-
-    A process forked meanwhile (a ``multiprocessing`` worker, say) is not the
-    run: it starts with the default action back, as under plain Python. A
-    Python-level handler there could lose the signal (CPython drops one that
-    lands while the child is still inside ``fork``) and leave a worker that
-    `Pool.terminate` waits for forever; so SIGTERM is blocked across each fork
-    and the child unblocks it only once the default action is back.
-    """
-    global _handler
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
-    ):
-        yield
-        return
-
-    def terminate(signum: int, frame: object) -> None:
-        raise Terminated(TERMINATED_EXIT_CODE)
-
-    signal.signal(signal.SIGTERM, terminate)
-    _handler = (os.getpid(), terminate)
-    try:
-        yield
-    finally:
-        _handler = None
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
-# (pid of the run, its SIGTERM handler) while `_sigterm_as_exit` is in effect.
-_handler: tuple[int, Callable[[int, Any], None]] | None = None
-_TERM: Final = {signal.SIGTERM}
-_forking = threading.local()  # per forking thread: whether SIGTERM was blocked for this fork
-
-
-def _block_sigterm_for_fork() -> None:
-    _forking.blocked = _handler is not None and _handler[0] == os.getpid()
-    if _forking.blocked:
-        signal.pthread_sigmask(signal.SIG_BLOCK, _TERM)
-
-
-def _unblock_sigterm_in_parent() -> None:
-    if getattr(_forking, "blocked", False):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _TERM)
-
-
-def _default_sigterm_in_child() -> None:
-    global _handler
-    if not getattr(_forking, "blocked", False):
-        return
-    if _handler is not None and signal.getsignal(signal.SIGTERM) is _handler[1]:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _handler = None
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _TERM)  # a SIGTERM sent meanwhile acts now
-
-
-if hasattr(os, "register_at_fork") and hasattr(signal, "pthread_sigmask"):
-    os.register_at_fork(
-        before=_block_sigterm_for_fork,
-        after_in_parent=_unblock_sigterm_in_parent,
-        after_in_child=_default_sigterm_in_child,
-    )
+def _report_exec(name: str) -> None:
+    """Say why no trace appears: the process, and its trace, are gone (see `exec_watched`)."""
+    sys.stderr.write(EXEC_MESSAGE.format(name=name) + "\n")
+    sys.stderr.flush()
 
 
 def run_for_namespace(target: Target, run_name: str = "__flow_xray_script__") -> dict[str, Any]:
@@ -324,7 +223,7 @@ def run_for_namespace(target: Target, run_name: str = "__flow_xray_script__") ->
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # handed to the caller inside ScriptFailed
-        raise ScriptFailed(_trim_chain(exc)) from None
+        raise ScriptFailed(trim_chain(exc)) from None
 
 
 def _execute(target: Target, run_name: str = "__main__") -> dict[str, Any]:
@@ -481,43 +380,3 @@ def _exit_status(code: object) -> tuple[int, str | None]:
     if isinstance(code, int):
         return code, None
     return 1, str(code)
-
-
-def _user_frames(tb: TracebackType | None) -> TracebackType | None:
-    """Unlink flow-xray's and runpy's frames from ``tb``; keep ``tb`` if nothing else is left."""
-    kept: list[TracebackType] = []
-    node = tb
-    while node is not None:
-        if not _is_own_frame(node.tb_frame.f_code.co_filename):
-            kept.append(node)
-        node = node.tb_next
-    if not kept:  # the error is flow-xray's own: show all of it
-        return tb
-    for current, following in itertools.pairwise(kept):
-        current.tb_next = following
-    kept[-1].tb_next = None
-    return kept[0]
-
-
-def _is_own_frame(filename: str) -> bool:
-    if filename == _RUNPY_FILE:
-        return True
-    return _inside(filename, _PACKAGE_DIR) and not _inside(filename, _EXAMPLES_DIR)
-
-
-def _inside(filename: str, folder: str) -> bool:
-    return filename.startswith(folder + os.sep)
-
-
-def _trim_chain(exc: BaseException) -> BaseException:
-    """Trim the traceback of ``exc`` and of every exception chained to it."""
-    seen: set[int] = set()
-    pending: list[BaseException] = [exc]
-    while pending:
-        current = pending.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        current.__traceback__ = _user_frames(current.__traceback__)
-        pending.extend(e for e in (current.__cause__, current.__context__) if e is not None)
-    return exc

@@ -3,10 +3,11 @@
 Provider rules: a global SDK provider the user set is never replaced — the
 collecting processor is added to it. With no SDK provider global, flow-xray
 registers a private provider (never made global) with
-`flow_xray.tracing.state`, which gives its tracer to ``@trace`` inside captures
+`flow_xray.runtime.tracer`, which gives its tracer to ``@trace`` inside captures
 only; and it asks to be told about a provider set globally while a capture is
-open, so that one is joined too. With ``processes=True`` the spans of child
-processes started inside the block join it (`flow_xray.sdk.processes`).
+open, so that one is joined too (see `flow_xray.sdk.processor.ensure_collecting`).
+With ``processes=True`` the spans of child processes started inside the block
+join it (`flow_xray.sdk.processes`).
 """
 
 from __future__ import annotations
@@ -14,44 +15,17 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import threading
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
-
-from opentelemetry import trace as trace_api
-from opentelemetry.sdk.trace import TracerProvider
+from typing import Any
 
 from flow_xray.errors import ConfigurationError
-from flow_xray.sdk.processor import Collector, attach, get_processor
-from flow_xray.tracing import state
+from flow_xray.sdk.processes import ProcessCollection
+from flow_xray.sdk.processor import Collector, ensure_collecting, get_processor
 from flow_xray.tree.build import build_result
 from flow_xray.tree.model import TraceResult
 
-if TYPE_CHECKING:
-    from flow_xray.sdk.processes import ProcessCollection
-
 logger = logging.getLogger("flow_xray")
-
-_private: TracerProvider | None = None
-_private_lock = threading.Lock()
-
-
-def ensure_collecting() -> None:
-    """Make sure spans started now reach the collecting processor."""
-    global _private
-    if attach(trace_api.get_tracer_provider()):
-        return
-    with _private_lock:
-        if _private is None:
-            _private = TracerProvider()
-            attach(_private)
-            state.set_fallback_provider(_private)
-
-
-# A provider set globally while a capture is open (say, by a script under
-# `flow-xray run`) gets the processor too, so its spans keep being collected.
-state.set_join_hook(attach)
 
 
 class Capture:
@@ -76,8 +50,6 @@ class Capture:
             self.all_threads, self.max_spans
         )
         if self.processes:
-            from flow_xray.sdk.processes import ProcessCollection
-
             children = ProcessCollection(self.all_threads)
             try:
                 children.open(self._collector)

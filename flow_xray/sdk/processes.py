@@ -11,9 +11,10 @@ process the *parent*. While such a capture is open:
   ``sitecustomize`` it shadows, so the user's own still runs. Both variables
   are restored when the last processes capture closes; nothing is written to
   disk and nothing outside the process changes;
-- the hooks of `flow_xray.sdk.process_hooks` hand the current call to work
-  leaving for another process (``subprocess``, ``multiprocessing``, process
-  pools), so the child's spans have the right parent;
+- the hooks of `flow_xray.runtime.process_hooks` hand the current call to
+  work leaving for another process (``subprocess``, ``multiprocessing``,
+  process pools), as `flow_xray.sdk.process_handover` says, so the child's
+  spans have the right parent;
 - a *child* collects every span it starts, in any thread, and sends each
   one to the parent as it starts and again as it ends, one frame each: a
   child that crashes or is killed loses only its unfinished spans, and the
@@ -28,9 +29,12 @@ also handed to the exporters `configure` set up, with the parent's resource
 plus ``process.pid``: an OTLP backend sees one trace across processes.
 
 Fork: a forked child forgets the captures and spans it inherited (the
-parent reports them; see `flow_xray.tracing.state`), closes its copies of
+parent reports them; see `flow_xray.runtime.captures`), closes its copies of
 the channel, and, when the parent was collecting processes, becomes a child
-that sends its own spans to it and exports nothing itself.
+that sends its own spans to it and exports nothing itself. The fork hooks,
+the process-start hooks and the bootstrap's ``set_tracer_provider`` wrapper
+are installed in `flow_xray.runtime.patches` (``flow_xray.shutdown()`` undoes
+them); this process's collection state is `flow_xray.runtime.sdk_state.PROCESSES`.
 
 Not collected: children started with ``python -I``, ``-E`` or ``-S`` (they
 ignore ``PYTHONPATH`` or ``sitecustomize``), and Pythons without flow-xray.
@@ -40,7 +44,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -49,17 +52,14 @@ from typing import Any, Final
 from opentelemetry.sdk.trace import ReadableSpan
 
 from flow_xray import attributes as attr
-from flow_xray.sdk import process_hooks
+from flow_xray.runtime import captures, patches, process_hooks
+from flow_xray.runtime.sdk_state import PROCESSES
+from flow_xray.sdk import provider
 from flow_xray.sdk.process_channel import CHANNEL_ENV, Address, Client, Frame, Hub, decode, encode
-from flow_xray.sdk.process_spans import (
-    message_parts,
-    pid_resource,
-    plain,
-    to_readable,
-    to_record,
-    to_wire,
-)
-from flow_xray.sdk.processor import Collector, get_processor
+from flow_xray.sdk.process_handover import ProcessHandover, prepend_path
+from flow_xray.sdk.process_spans import message_parts, pid_resource, plain, to_readable
+from flow_xray.sdk.processor import Collector, ensure_collecting, get_processor
+from flow_xray.sdk.rows import to_wire, wire_record
 from flow_xray.tracing import propagation
 from flow_xray.tree.model import TraceResult
 from flow_xray.tree.spans import SpanStore
@@ -108,23 +108,38 @@ class _Parent:
         self.set_env: dict[str, str] = {}
 
 
-_lock = threading.Lock()
-_parent = _Parent()
-_child: _Child | None = None
+def _parent() -> _Parent:
+    """This process's channel state (made on first use, anew in a forked child)."""
+    parent: _Parent | None = PROCESSES.parent
+    if parent is None:
+        parent = PROCESSES.parent = _Parent()
+    return parent
+
+
+def _child() -> _Child | None:
+    child: _Child | None = PROCESSES.child
+    return child
 
 
 def _active() -> bool:
-    return _parent.hub is not None or _child is not None
+    return _parent().hub is not None or PROCESSES.child is not None
 
 
 def _channel_env() -> dict[str, str]:
-    if _parent.hub is not None:
-        address = _parent.hub.address
-    elif _child is not None:
-        address = _child.client.address
+    hub, child = _parent().hub, _child()
+    if hub is not None:
+        address = hub.address
+    elif child is not None:
+        address = child.client.address
     else:
         return {}
     return {CHANNEL_ENV: str(address), "PYTHONPATH": BOOTSTRAP_DIR}
+
+
+def _install_hooks() -> None:
+    """Install the process-start hooks and the fork hooks (again after a shutdown)."""
+    process_hooks.install(ProcessHandover(_active, _channel_env))
+    patches.install(_AT_FORK)
 
 
 # --- the parent side -----------------------------------------------------------
@@ -142,17 +157,18 @@ class ProcessCollection:
 
     def open(self, collector: Collector) -> None:
         """Start listening for child processes (or join the channel already listening)."""
-        with _lock:
-            if _child is not None:
+        with PROCESSES.lock:
+            if PROCESSES.child is not None:
                 return  # a child's processes capture: its children report to our parent
-            hub = _parent.hub or _start_parent()
-            _parent.users += 1
+            parent = _parent()
+            hub = parent.hub or _start_parent(parent)
+            parent.users += 1
             self._joined = True
-            _absorb(hub.drain())
-            self._since = _parent.seq
+            _absorb(parent, hub.drain())
+            self._since = parent.seq
             if not self.all_threads:  # a process-wide capture takes every child span anyway
-                _parent.tags += 1
-                self._tag = f"c{_parent.tags}"
+                parent.tags += 1
+                self._tag = f"c{parent.tags}"
                 collector.process_tag = self._tag
 
     def close(self, store: SpanStore) -> bool:
@@ -163,24 +179,25 @@ class ProcessCollection:
         if not self._joined or self._pid != os.getpid():
             return False  # forked after the capture opened: the parent merges
         self._joined = False
-        with _lock:
-            hub = _parent.hub
+        with PROCESSES.lock:
+            parent = _parent()
+            hub = parent.hub
             if hub is None:
                 return False
-            _absorb(hub.drain())
+            _absorb(parent, hub.drain())
             mine = [
                 entry
-                for entry in _parent.entries.values()
+                for entry in parent.entries.values()
                 if entry.settle()
                 and (entry.seq >= self._since if self.all_threads else self._tag in entry.tags)
             ]
-            _export_pending()
-            _parent.users -= 1
-            if _parent.users == 0:
-                _stop_parent()
+            _export_pending(parent)
+            parent.users -= 1
+            if parent.users == 0:
+                _stop_parent(parent)
         added = False
         for entry in sorted(mine, key=lambda e: e.seq):
-            record = to_record(entry.pid, entry.wire)
+            record = wire_record(entry.pid, entry.wire)
             if record is not None:
                 store.append(record)
                 added = True
@@ -197,29 +214,29 @@ class ProcessCollection:
                 node.attributes[attr.PROCESS_PID] = pid
 
 
-def _start_parent() -> Hub:
-    process_hooks.install(_active, _channel_env)
+def _start_parent(parent: _Parent) -> Hub:
+    _install_hooks()
     hub = Hub()
-    _parent.hub = hub
+    parent.hub = hub
     values = {
         CHANNEL_ENV: str(hub.address),
-        "PYTHONPATH": process_hooks.prepend_path(BOOTSTRAP_DIR, os.environ.get("PYTHONPATH")),
+        "PYTHONPATH": prepend_path(BOOTSTRAP_DIR, os.environ.get("PYTHONPATH")),
     }
-    _parent.saved_env = {name: os.environ.get(name) for name in values}
-    _parent.set_env = values
+    parent.saved_env = {name: os.environ.get(name) for name in values}
+    parent.set_env = values
     os.environ.update(values)
     return hub
 
 
-def _stop_parent() -> None:
-    hub, _parent.hub = _parent.hub, None
+def _stop_parent(parent: _Parent) -> None:
+    hub, parent.hub = parent.hub, None
     if hub is not None:
-        _absorb(hub.close())
-    _export_pending()
-    _parent.entries = {}
-    for name, value in _parent.set_env.items():
+        _absorb(parent, hub.close())
+    _export_pending(parent)
+    parent.entries = {}
+    for name, value in parent.set_env.items():
         current = os.environ.get(name)
-        saved = _parent.saved_env.get(name)
+        saved = parent.saved_env.get(name)
         if current != value and name == "PYTHONPATH" and current:
             # The program changed PYTHONPATH meanwhile: keep its change, drop our entry.
             saved = os.pathsep.join(p for p in current.split(os.pathsep) if p != BOOTSTRAP_DIR)
@@ -229,39 +246,36 @@ def _stop_parent() -> None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = saved
-    _parent.set_env = {}
+    parent.set_env = {}
 
 
-def _absorb(frames: Iterable[Frame]) -> None:
+def _absorb(parent: _Parent, frames: Iterable[Frame]) -> None:
     """Fold received frames into the entries (a span's end replaces its start)."""
-    entries = _parent.entries
+    entries = parent.entries
     for pid, kind, span_id, payload in frames:
         entry = entries.get(span_id)
         if kind == _START:
             if entry is None:
-                entries[span_id] = _Entry(_parent.seq, pid, start=payload)
-                _parent.seq += 1
+                entries[span_id] = _Entry(parent.seq, pid, start=payload)
+                parent.seq += 1
         elif kind == _END:
             parts = message_parts(decode(payload))
             if parts is None:
                 continue
             if entry is None:
-                entry = entries[span_id] = _Entry(_parent.seq, pid)
-                _parent.seq += 1
+                entry = entries[span_id] = _Entry(parent.seq, pid)
+                parent.seq += 1
             entry.tags, entry.wire = parts
             entry.start, entry.ended = None, True
 
 
-def _export_pending() -> None:
+def _export_pending(parent: _Parent) -> None:
     """Hand child spans that ended to the exporters `configure` set up (each span once)."""
-    pending = [e for e in _parent.entries.values() if e.ended and not e.exported]
+    pending = [e for e in parent.entries.values() if e.ended and not e.exported]
     if not pending:
         return
     for entry in pending:
         entry.exported = True
-    provider = sys.modules.get("flow_xray.sdk.provider")
-    if provider is None:
-        return  # configure() never ran: nothing exports
     for resource, processor in provider.export_processors():
         by_pid: dict[int, Any] = {}
         for entry in pending:
@@ -291,7 +305,7 @@ class _Child:
     def after_fork(self) -> None:
         self.client.after_fork()
         self._tags = {}
-        self.listen()  # the fork closed its capture (flow_xray.tracing.state)
+        self.listen()  # the fork closed its capture (flow_xray.runtime.captures)
 
     def started(self, span: ReadableSpan) -> None:
         """Send the span as it is now (the parent shows it incomplete until it ends)."""
@@ -327,76 +341,64 @@ def start_child(address: Address | None = None) -> bool:
     ``FLOW_XRAY_CAPTURES``) in the calling thread. Returns whether this
     process is a collecting child.
     """
-    global _child
-    from flow_xray.sdk.capture import ensure_collecting
-
-    with _lock:
-        if _child is not None:
+    with PROCESSES.lock:
+        if PROCESSES.child is not None:
             ensure_collecting()
             return True
-        if _parent.hub is not None:
+        if _parent().hub is not None:
             return False  # the parent itself (its environment names its own channel)
         from_env = address is None
         address = address or Address.parse(os.environ.get(CHANNEL_ENV))
         if address is None:
             return False
         ensure_collecting()
-        process_hooks.install(_active, _channel_env)
-        _child = _Child(address)
-        _child.listen()
+        _install_hooks()
+        # The bootstrap wrapped set_tracer_provider before flow-xray could load.
+        patches.install(process_hooks.PROVIDER_WATCH)
+        child = PROCESSES.child = _Child(address)
+        child.listen()
     if from_env:
         propagation.attach(propagation.environ_carrier())
     return True
 
 
-def is_collecting_child() -> bool:
-    """Whether this process sends its spans to a parent."""
-    return _child is not None
-
-
 # --- fork ------------------------------------------------------------------------
-
-# The capture tags of the thread that forks, read just before the fork: the
-# child's copies of those captures are closed by then (flow_xray.tracing.state),
-# but its spans still belong to them.
-_tags_at_fork: tuple[str, ...] = ()
 
 
 def _before_fork() -> None:
-    global _tags_at_fork
-    _tags_at_fork = propagation.capture_tags() if _active() else ()
+    # The capture tags of the thread that forks, read just before the fork: the
+    # child's copies of those captures are closed by then (flow_xray.runtime.captures),
+    # but its spans still belong to them.
+    PROCESSES.tags_at_fork = propagation.capture_tags() if _active() else ()
 
 
 def _after_fork_in_parent() -> None:
-    global _tags_at_fork
-    _tags_at_fork = ()
+    PROCESSES.tags_at_fork = ()
 
 
 def _after_fork_in_child() -> None:
-    global _lock, _parent
-    _lock = threading.Lock()  # another thread may have held it at the fork
-    hub = _parent.hub
-    _parent = _Parent()
-    if _tags_at_fork:
-        propagation.inherit_tags(_tags_at_fork)
-    if _child is not None:
-        _child.after_fork()
+    PROCESSES.lock = threading.Lock()  # another thread may have held it at the fork
+    hub = _parent().hub
+    PROCESSES.parent = _Parent()
+    if PROCESSES.tags_at_fork:
+        captures.inherit_tags(PROCESSES.tags_at_fork)
+    child = _child()
+    if child is not None:
+        child.after_fork()
         return
     if hub is None:
         return
     hub.after_fork()
     try:
         start_child(hub.address)
-        provider = sys.modules.get("flow_xray.sdk.provider")
-        if provider is not None:
-            provider.leave_export_to_parent()  # the parent exports what this child sends
+        provider.leave_export_to_parent()  # the parent exports what this child sends
     except Exception:
         logger.debug("flow-xray: a forked child could not start collecting", exc_info=True)
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(
-        before=_before_fork,
-        after_in_parent=_after_fork_in_parent,
-        after_in_child=_after_fork_in_child,
-    )
+_AT_FORK: Final = patches.ForkHook(
+    "child processes",
+    before=_before_fork,
+    after_in_parent=_after_fork_in_parent,
+    after_in_child=_after_fork_in_child,
+)

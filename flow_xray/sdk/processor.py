@@ -9,7 +9,7 @@ building the tree is `flow_xray.tree`'s job.
 A span belongs to every capture active in the context that started it
 (``trace.capture()``), plus every process-wide capture
 (``trace.capture(all_threads=True)``); that registry is owned by
-`flow_xray.tracing.state`. Spans of other instrumentations are collected the
+`flow_xray.runtime.captures`. Spans of other instrumentations are collected the
 same way as ours.
 
 A collector can also stream instead of keeping: one with a `SpanSink` hands
@@ -21,21 +21,19 @@ spans to the parent this way, see `flow_xray.sdk.processes`). After
 from __future__ import annotations
 
 import logging
-import os
 import threading
-import weakref
-from dataclasses import replace
-from typing import Any, Protocol
+from types import MappingProxyType
+from typing import Any, Final, Protocol
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
-from opentelemetry.trace import StatusCode
 
 from flow_xray import attributes as attr
 from flow_xray.llm.usage import REPORT_KEYS, report_from_attributes
-from flow_xray.sdk.span_text import bounded_ints
-from flow_xray.tracing import state
-from flow_xray.tree.spans import EventRecord, SpanRecord, SpanStore
+from flow_xray.runtime import captures, patches, tracer, usage
+from flow_xray.runtime.sdk_state import COLLECTING
+from flow_xray.sdk.rows import row_record, to_row
+from flow_xray.tree.spans import SpanStore
 
 logger = logging.getLogger("flow_xray")
 
@@ -73,42 +71,6 @@ class Collector:
         self.sink = sink
 
 
-def to_record(span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
-    """Convert an SDK span to plain data (``ended=False`` for a snapshot of an open span)."""
-    ctx = span.context
-    parent = span.parent
-    status = span.status
-    attributes = dict(span.attributes or {})
-    scope = _foreign_scope(span)
-    if scope is not None:
-        bounded = bounded_ints(tuple(attributes.values()))
-        attributes = dict(zip(attributes, bounded, strict=True))
-        attributes[attr.OTEL_SCOPE_NAME] = scope
-    return SpanRecord(
-        trace_id=format(ctx.trace_id, "032x") if ctx else "",
-        span_id=format(ctx.span_id, "016x") if ctx else "",
-        parent_id=format(parent.span_id, "016x") if parent else None,
-        name=span.name,
-        start_ns=span.start_time or 0,
-        end_ns=span.end_time if ended else None,
-        status=status.status_code.name,
-        status_message=status.description,
-        attributes=attributes,
-        events=_events(span.events),
-    )
-
-
-def _foreign_scope(span: ReadableSpan) -> str | None:
-    """The tracer name of another instrumentation's span (None for flow-xray's own).
-
-    Kept as the ``otel.scope.name`` attribute: the accounting tells two
-    instrumentors reporting one request apart by it.
-    """
-    scope = span.instrumentation_scope
-    name = scope.name if scope is not None else None
-    return name if name and name != state.TRACER_NAME else None
-
-
 # Ended spans wait in a collector's ``pending`` list, as an in-memory exporter
 # keeps them, and go into its compact store this many at a time (and when the
 # capture closes): a capture of up to this many calls does no compaction while
@@ -121,102 +83,26 @@ def _compact(collector: Collector) -> None:
     batch, collector.pending = collector.pending, []
     add = collector.finished.add
     for span in batch:
-        try:
-            parts = _fields(span)
-        except Exception:  # not laid out as the SDK's ReadableSpan: its public properties
-            parts = _fields_by_properties(span)
-        add(*parts)
+        add(*to_row(span))
 
 
-def _fields(span: ReadableSpan) -> tuple[Any, ...]:
-    """`SpanStore.add`'s arguments from an ended SDK span, read from its instance fields.
-
-    About five times faster than its properties, which copy the events and wrap
-    the attributes on every read. Raises (KeyError, AttributeError) for a span
-    laid out otherwise; `_fields_by_properties` reads that one.
-    """
-    fields = span.__dict__
-    ctx = fields["_context"]
-    parent = fields["_parent"]
-    status = fields["_status"]
-    items = fields["_attributes"]._dict
-    if type(items) is not dict:
-        raise TypeError("attributes are not a plain dict")
-    keys, values = tuple(items), tuple(items.values())
-    scope = fields["_instrumentation_scope"]
-    name = scope.name if scope is not None else None
-    if name and name != state.TRACER_NAME:  # another instrumentation's span: keep its scope
-        keys, values = (*keys, attr.OTEL_SCOPE_NAME), (*bounded_ints(values), name)
-    code = status.status_code
-    events = fields["_events"]
-    return (
-        ctx.trace_id,
-        ctx.span_id,
-        parent.span_id if parent is not None else 0,
-        fields["_name"],
-        fields["_start_time"] or 0,
-        fields["_end_time"] or 0,
-        "UNSET" if code is StatusCode.UNSET else "ERROR" if code is StatusCode.ERROR else "OK",
-        status.description,
-        keys,
-        values,
-        _events(events) if events else (),
-    )
-
-
-def _events(events: Any) -> tuple[EventRecord, ...]:
-    """Span events as records, ints beyond 64 bits as text (any tracer's events may hold some)."""
-    out = []
-    for event in events:
-        attributes = event.attributes or {}
-        values = tuple(attributes.values())
-        bounded = bounded_ints(values)
-        if bounded is not values:
-            attributes = dict(zip(attributes, bounded, strict=True))
-        out.append(EventRecord(event.name, event.timestamp, dict(attributes)))
-    return tuple(out)
-
-
-def _fields_by_properties(span: ReadableSpan) -> tuple[Any, ...]:
-    """`_fields` through the span's public properties (any `ReadableSpan`)."""
-    ctx = span.context
-    parent = span.parent
-    status = span.status
-    attributes = span.attributes or {}
-    keys, values = tuple(attributes), tuple(attributes.values())
-    scope = _foreign_scope(span)
-    if scope is not None:
-        keys, values = (*keys, attr.OTEL_SCOPE_NAME), (*bounded_ints(values), scope)
-    code = status.status_code
-    return (
-        ctx.trace_id if ctx else 0,
-        ctx.span_id if ctx else 0,
-        parent.span_id if parent is not None else 0,
-        span.name,
-        span.start_time or 0,
-        span.end_time or 0,
-        "UNSET" if code is StatusCode.UNSET else "ERROR" if code is StatusCode.ERROR else "OK",
-        status.description,
-        keys,
-        values,
-        _events(span.events),
-    )
+_INCOMPLETE: Final = MappingProxyType({attr.INCOMPLETE: True})
 
 
 def _pass_usage_up(span: ReadableSpan) -> None:
-    """Tell `state` which LLM usage this span (and the spans inside it) reported."""
+    """Report which LLM usage this span and those inside it carried (`flow_xray.runtime.usage`)."""
     bounded = getattr(span, "_attributes", None)
     attributes = getattr(bounded, "_dict", None)
     if type(attributes) is not dict:
         attributes = span.attributes
     if not attributes or REPORT_KEYS.isdisjoint(attributes):
-        if not state.usage_pending():  # the common case: nothing to pass up
+        if not usage.usage_pending():  # the common case: nothing to pass up
             return
         report = None
     else:
         report = report_from_attributes(span.name, attributes)
     ctx, parent = span.context, span.parent
-    state.span_ended(ctx.span_id if ctx else 0, parent.span_id if parent else None, report)
+    usage.span_ended(ctx.span_id if ctx else 0, parent.span_id if parent else None, report)
 
 
 class FlowXrayProcessor(SpanProcessor):
@@ -235,7 +121,7 @@ class FlowXrayProcessor(SpanProcessor):
     # --- SpanProcessor hooks ------------------------------------------------
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        collectors: tuple[Collector, ...] = state.listeners()  # type: ignore[assignment]
+        collectors: tuple[Collector, ...] = captures.listeners()  # type: ignore[assignment]
         if not collectors:
             return
         try:
@@ -304,11 +190,11 @@ class FlowXrayProcessor(SpanProcessor):
         Returns the collector and a token for `close_capture`.
         """
         collector = Collector(max_spans, sink)
-        return collector, state.open_capture(collector, all_threads)
+        return collector, captures.open_capture(collector, all_threads)
 
     def close_capture(self, collector: Collector, token: Any) -> SpanStore:
         """Stop collecting; return every finished span plus open ones marked incomplete."""
-        if not state.close_capture(collector, token):
+        if not captures.close_capture(collector, token):
             return SpanStore()
         with self._lock:
             still_open = list(collector.open.values())
@@ -326,9 +212,7 @@ class FlowXrayProcessor(SpanProcessor):
             finished, collector.finished = collector.finished, SpanStore()
         for span in still_open:
             try:
-                record = to_record(span, ended=False)
-                attributes = {**record.attributes, attr.INCOMPLETE: True}
-                finished.append(replace(record, attributes=attributes))
+                finished.append(row_record(to_row(span), ended=False, extra=_INCOMPLETE))
             except Exception:
                 logger.debug("flow-xray processor: snapshot of an open span failed", exc_info=True)
         return finished.seal()
@@ -339,16 +223,27 @@ class FlowXrayProcessor(SpanProcessor):
         self._members = {}
 
 
-_PROCESSOR = FlowXrayProcessor()
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_PROCESSOR.forget_after_fork)
-_attached: weakref.WeakSet[Any] = weakref.WeakSet()
-_attach_lock = threading.Lock()
-
-
 def get_processor() -> FlowXrayProcessor:
-    """Return the process-wide processor that ``trace.capture()`` reads from."""
-    return _PROCESSOR
+    """Return the process-wide processor that ``trace.capture()`` reads from.
+
+    A forked child forgets the spans it inherited in it (a fork hook installed here).
+    """
+    processor: FlowXrayProcessor | None = COLLECTING.processor
+    if processor is None:
+        with COLLECTING.lock:
+            if COLLECTING.processor is None:
+                COLLECTING.processor = FlowXrayProcessor()
+            processor = COLLECTING.processor
+    patches.install(_FORGET_AT_FORK)
+    return processor
+
+
+def _forget_after_fork() -> None:
+    if COLLECTING.processor is not None:
+        COLLECTING.processor.forget_after_fork()
+
+
+_FORGET_AT_FORK: Final = patches.ForkHook("collecting processor", after_in_child=_forget_after_fork)
 
 
 def attach(provider: object) -> bool:
@@ -359,8 +254,32 @@ def attach(provider: object) -> bool:
     """
     if not isinstance(provider, TracerProvider):
         return False
-    with _attach_lock:
-        if provider not in _attached:
-            provider.add_span_processor(_PROCESSOR)
-            _attached.add(provider)
+    processor = get_processor()
+    with COLLECTING.lock:
+        if provider not in COLLECTING.attached:
+            provider.add_span_processor(processor)
+            COLLECTING.attached.add(provider)
     return True
+
+
+def ensure_collecting() -> None:
+    """Make sure spans started now reach the collecting processor.
+
+    The provider in use gets it (`flow_xray.runtime.tracer.provider_in_use`);
+    with no SDK provider global, the private provider (made here once, never
+    global) serves captures, proxy tracers included.
+    """
+    provider, private = tracer.provider_in_use()
+    if not private and attach(provider):
+        return
+    with COLLECTING.lock:
+        provider = tracer.private_provider()
+        if provider is None:
+            provider = TracerProvider()
+            attach(provider)
+        tracer.set_private_provider(provider)  # (again after shutdown: the proxy patch comes back)
+
+
+# A provider set globally while a capture is open (say, by a script under
+# `flow-xray run`) gets the processor too, so its spans keep being collected.
+tracer.set_join_hook(attach)

@@ -15,13 +15,12 @@ logger, naming the count and the destination.
 
 from __future__ import annotations
 
-import atexit
 import logging
 import os
 import threading
-import weakref
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Final
 from urllib.parse import urlsplit
 
 from opentelemetry import trace as trace_api
@@ -30,16 +29,12 @@ from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.sampling import ParentBased, Sampler, TraceIdRatioBased
 
 from flow_xray.errors import ConfigurationError
+from flow_xray.runtime import patches, tracer
+from flow_xray.runtime.sdk_state import EXPORT
 from flow_xray.sdk import processor as flow_processor
-from flow_xray.sdk.otlp import (
-    ExportPipeline,
-    OtlpTarget,
-    build_exporter,
-    close_all,
-    flush_all,
-    resolve_target,
-)
+from flow_xray.sdk.otlp import ExportPipeline, build_exporter, close_all, flush_all
 from flow_xray.sdk.otlp_json_export import OtlpJsonFileExporter
+from flow_xray.sdk.otlp_target import OtlpTarget, resolve_target
 
 __all__ = ["configure", "flush", "shutdown"]
 
@@ -51,12 +46,7 @@ JSON_FILE = "otlp-json-file"
 JSON_QUEUE_SIZE = 65_536
 CLOSE_MARGIN_S = 1.0
 
-_lock = threading.RLock()
-_pipelines: dict[TracerProvider, dict[tuple[str, str], ExportPipeline]] = {}
-_owned: weakref.WeakSet[TracerProvider] = weakref.WeakSet()
 DEFAULT_TIMEOUT_S = 5.0
-_timeout_s: float | None = None  # the largest export_timeout_s since the last shutdown
-_atexit_registered = False
 
 
 def _sdk_disabled() -> bool:
@@ -109,12 +99,12 @@ def _warn_if_ignored(
 
 
 def _add_pipeline(provider: TracerProvider, pipeline: ExportPipeline) -> None:
-    _pipelines.setdefault(provider, {})[pipeline.key] = pipeline
+    EXPORT.pipelines.setdefault(provider, {})[pipeline.key] = pipeline
     provider.add_span_processor(pipeline.processor)
 
 
 def _has_pipeline(provider: TracerProvider, key: tuple[str, str]) -> bool:
-    return key in _pipelines.get(provider, {})
+    return key in EXPORT.pipelines.get(provider, {})
 
 
 def configure(
@@ -178,12 +168,11 @@ def configure(
     if _sdk_disabled():
         return TracerProvider(resource=resource, shutdown_on_exit=False)
 
-    global _timeout_s, _atexit_registered
-    with _lock:
-        current = trace_api.get_tracer_provider()
-        if set_global and isinstance(current, TracerProvider):
+    with EXPORT.lock:
+        current, none_global = tracer.provider_in_use()
+        if set_global and not none_global and isinstance(current, TracerProvider):
             created, provider = False, current
-            foreign = provider not in _owned
+            foreign = provider not in EXPORT.owned
             _warn_if_ignored(provider, service_name, resource_attributes, sample_ratio, foreign)
         else:
             created, foreign = True, False
@@ -193,39 +182,51 @@ def configure(
         if json_key is not None and not _has_pipeline(provider, json_key):
             json_exporter = _open_json_exporter(json_key[1])
         if created:
-            _owned.add(provider)
-            if set_global and isinstance(current, trace_api.ProxyTracerProvider):
-                trace_api.set_tracer_provider(provider)
-            elif set_global:
-                logger.warning(
-                    "flow-xray: a non-SDK TracerProvider is global; "
-                    "configure() returns a provider that is not global"
-                )
+            _register(provider, set_global and none_global, set_global)
         flow_processor.attach(provider)
-
-        # Under someone else's provider only explicit destinations are added: the
-        # environment's endpoint is theirs and is most likely exported to already.
-        if foreign and endpoint is None:
-            target = None
-        if foreign and target is not None and _already_exports(provider, target):
-            # `opentelemetry-instrument` with OTEL_EXPORTER_OTLP_ENDPOINT plus the same
-            # --otlp-endpoint: a second exporter would send every span twice.
-            logger.info(
-                "flow-xray: the installed OpenTelemetry provider already exports to %s; "
-                "not adding that endpoint again",
-                target.endpoint,
-            )
-            target = None
+        if foreign:
+            target = _foreign_target(provider, target, explicit=endpoint is not None)
         if target is not None and not _has_pipeline(provider, (target.protocol, target.endpoint)):
             exporter = build_exporter(target, export_timeout_s)
             _add_pipeline(provider, ExportPipeline((target.protocol, target.endpoint), exporter))
         if json_key is not None and json_exporter is not None:
             _add_pipeline(provider, ExportPipeline(json_key, json_exporter, JSON_QUEUE_SIZE))
-        _timeout_s = max(_timeout_s or 0.0, export_timeout_s)
-        if not _atexit_registered:
-            atexit.register(shutdown)
-            _atexit_registered = True
+        EXPORT.timeout_s = max(EXPORT.timeout_s or 0.0, export_timeout_s)
+        patches.install(_SHUTDOWN_AT_EXIT)
     return provider
+
+
+def _register(provider: TracerProvider, make_global: bool, set_global: bool) -> None:
+    """A provider `configure` created: made global when none is, else said to be not global."""
+    EXPORT.owned.add(provider)
+    if make_global:
+        trace_api.set_tracer_provider(provider)
+    elif set_global:
+        logger.warning(
+            "flow-xray: a non-SDK TracerProvider is global; "
+            "configure() returns a provider that is not global"
+        )
+
+
+def _foreign_target(
+    provider: TracerProvider, target: OtlpTarget | None, *, explicit: bool
+) -> OtlpTarget | None:
+    """What to add under someone else's provider: only an explicit destination not served yet.
+
+    The environment's endpoint is theirs and is most likely exported to already.
+    """
+    if not explicit:
+        return None
+    if target is not None and _already_exports(provider, target):
+        # `opentelemetry-instrument` with OTEL_EXPORTER_OTLP_ENDPOINT plus the same
+        # --otlp-endpoint: a second exporter would send every span twice.
+        logger.info(
+            "flow-xray: the installed OpenTelemetry provider already exports to %s; "
+            "not adding that endpoint again",
+            target.endpoint,
+        )
+        return None
+    return target
 
 
 def _endpoint_key(url: str) -> tuple[str, int | None, str]:
@@ -299,16 +300,22 @@ def shutdown(timeout_s: float | None = None) -> None:
     """Flush, stop every exporter `configure` added, and warn once per destination that lost spans.
 
     Bounded: ``timeout_s`` (default the largest ``export_timeout_s``) for the
-    flush plus one second to close. Registered with `atexit`; safe to call
-    more than once. A later `configure` call starts fresh exporters.
+    flush plus one second to close. Then every process-wide patch and fork
+    hook flow-xray installed is undone (`flow_xray.runtime.patches.uninstall_all`);
+    whatever needs one installs it again, so a later capture works as before.
+    Registered with `atexit` by `configure`; safe to call more than once. A
+    later `configure` call starts fresh exporters.
     """
-    global _timeout_s
     budget = _budget(timeout_s)
-    with _lock:
+    with EXPORT.lock:
         pipelines = _all_pipelines()
-        _pipelines.clear()
-        _timeout_s = None
+        EXPORT.pipelines.clear()
+        EXPORT.timeout_s = None
     close_all(pipelines, budget, CLOSE_MARGIN_S)
+    patches.uninstall_all()
+
+
+_SHUTDOWN_AT_EXIT: Final = patches.AtExit("flush exporters at exit", shutdown)
 
 
 def export_processors() -> list[tuple[Resource, SpanProcessor]]:
@@ -317,10 +324,10 @@ def export_processors() -> list[tuple[Resource, SpanProcessor]]:
     Spans recorded in child processes reach the exporters through these
     (see `flow_xray.sdk.processes`), with the parent's resource.
     """
-    with _lock:
+    with EXPORT.lock:
         return [
             (provider.resource, pipeline.processor)
-            for provider, pipelines in _pipelines.items()
+            for provider, pipelines in EXPORT.pipelines.items()
             for pipeline in pipelines.values()
         ]
 
@@ -331,11 +338,10 @@ def leave_export_to_parent() -> None:
     The child's copies of the exporters would send its spans a second time,
     and their counts (the parent's) would report the parent's queue as lost.
     """
-    global _lock, _timeout_s
-    _lock = threading.RLock()  # another thread may have held it at the fork
-    pipelines = [p for pipelines in _pipelines.values() for p in pipelines.values()]
-    _pipelines.clear()
-    _timeout_s = None
+    EXPORT.lock = threading.RLock()  # another thread may have held it at the fork
+    pipelines = [p for pipelines in EXPORT.pipelines.values() for p in pipelines.values()]
+    EXPORT.pipelines.clear()
+    EXPORT.timeout_s = None
     for pipeline in pipelines:
         pipeline.abandon()
 
@@ -343,9 +349,9 @@ def leave_export_to_parent() -> None:
 def _budget(timeout_s: float | None) -> float:
     if timeout_s is not None:
         return timeout_s
-    return DEFAULT_TIMEOUT_S if _timeout_s is None else _timeout_s
+    return DEFAULT_TIMEOUT_S if EXPORT.timeout_s is None else EXPORT.timeout_s
 
 
 def _all_pipelines() -> list[ExportPipeline]:
-    with _lock:
-        return [p for pipelines in _pipelines.values() for p in pipelines.values()]
+    with EXPORT.lock:
+        return [p for pipelines in EXPORT.pipelines.values() for p in pipelines.values()]

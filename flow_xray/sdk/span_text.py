@@ -22,10 +22,10 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.trace import Status
 
+from flow_xray.runtime.tracer import TRACER_NAME
 from flow_xray.serialize import Limits, get_limits, scrub_text
 from flow_xray.serialize.encode import int_attribute
 from flow_xray.serialize.text import has_unwritable, writable, writable_data
-from flow_xray.tracing.state import TRACER_NAME
 from flow_xray.tree.readers import scrub_attributes
 
 _INT64 = 1 << 63
@@ -86,10 +86,10 @@ def bounded_ints(values: tuple[Any, ...]) -> tuple[Any, ...]:
 def _attributes(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in (attributes or {}).items():
-        value = _int_value(value)
-        if isinstance(value, (tuple, list)):
-            value = tuple(writable_data(list(value)))
-        out[writable(key)] = writable_data(value)
+        bounded = _int_value(value)
+        if isinstance(bounded, (tuple, list)):
+            bounded = tuple(writable_data(list(bounded)))
+        out[writable(key)] = writable_data(bounded)
     return out
 
 

@@ -174,14 +174,14 @@ class Trace:
         all_threads: bool = False, max_spans: int | None = None, processes: bool = False
     ) -> Capture:
         """See `flow_xray.sdk.capture.capture`."""
-        from flow_xray.sdk.capture import capture
+        from flow_xray.sdk.capture import capture  # noqa: PLC0415  # the bridge (see above)
 
         return capture(all_threads, max_spans, processes)
 
     @staticmethod
     def run(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> TraceResult:
         """See `flow_xray.sdk.capture.run`."""
-        from flow_xray.sdk.capture import run
+        from flow_xray.sdk.capture import run  # noqa: PLC0415  # the bridge (see above)
 
         return run(fn, *args, **kwargs)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import AsyncGenerator, Callable, Generator
+from types import MappingProxyType
 from typing import Any, Final
 
 from opentelemetry import context as context_api, trace as trace_api
@@ -20,6 +21,7 @@ from opentelemetry.trace import Span
 from flow_xray import attributes as attr
 from flow_xray.llm.streams import StreamUsage, stream_usage_for
 from flow_xray.llm.usage import Usage
+from flow_xray.runtime.tracer import current_tracer
 from flow_xray.serialize.encode import Reprs
 from flow_xray.serialize.exceptions import source_path
 from flow_xray.serialize.limits import get_limits
@@ -37,14 +39,15 @@ from flow_xray.tracing.recording import (
     stopped_outcome,
     user_attributes,
 )
-from flow_xray.tracing.state import current_tracer
 
-_OPERATIONS: Final = {
-    "llm": "chat",
-    "embedding": "embeddings",
-    "tool": "execute_tool",
-    "agent": "invoke_agent",
-}
+_OPERATIONS: Final = MappingProxyType(
+    {
+        "llm": "chat",
+        "embedding": "embeddings",
+        "tool": "execute_tool",
+        "agent": "invoke_agent",
+    }
+)
 
 
 class _Spec:

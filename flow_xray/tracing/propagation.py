@@ -19,12 +19,13 @@ import functools
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from types import MappingProxyType
 from typing import Any, Final, Generic, ParamSpec, TypeVar
 
 from opentelemetry import context as otel_context
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from flow_xray.tracing import state
+from flow_xray.runtime import captures
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -33,32 +34,25 @@ TRACEPARENT: Final = "traceparent"
 TRACESTATE: Final = "tracestate"
 CAPTURES: Final = "flow-xray-captures"
 # The same three in a process environment (the first two as OpenTelemetry names them).
-ENVIRONMENT: Final = {
-    TRACEPARENT: "TRACEPARENT",
-    TRACESTATE: "TRACESTATE",
-    CAPTURES: "FLOW_XRAY_CAPTURES",
-}
+ENVIRONMENT: Final = MappingProxyType(
+    {
+        TRACEPARENT: "TRACEPARENT",
+        TRACESTATE: "TRACESTATE",
+        CAPTURES: "FLOW_XRAY_CAPTURES",
+    }
+)
 
 _W3C: Final = TraceContextTextMapPropagator()
-# Capture tags a process inherited from the work it runs (set by `attached`).
-_INHERITED: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
-    "flow_xray_inherited_captures", default=()
-)
 
 
 def capture_tags() -> tuple[str, ...]:
     """Tags of the processes captures a span started now belongs to: inherited, then local."""
-    tags = _INHERITED.get()
-    for listener in state.listeners():
+    tags = captures.inherited_tags()
+    for listener in captures.listeners():
         tag = getattr(listener, "process_tag", None)
         if tag is not None and not listener.closed and tag not in tags:
             tags = (*tags, tag)
     return tags
-
-
-def inherit_tags(tags: tuple[str, ...]) -> None:
-    """Make ``tags`` the inherited capture tags of the current context (a forked child's)."""
-    _INHERITED.set(tags)
 
 
 def current_carrier(context: contextvars.Context | None = None) -> dict[str, str]:
@@ -126,7 +120,7 @@ def attach(
     """
     context, tags = _prepare(carrier) if prepared is None else prepared
     trace_token = None if context is None else otel_context.attach(context)
-    tags_token = None if tags is None else _INHERITED.set(tags)
+    tags_token = None if tags is None else captures.inherit_tags(tags)
     return trace_token, tags_token
 
 
@@ -134,7 +128,7 @@ def detach(tokens: tuple[object | None, object | None]) -> None:
     """Undo `attach`."""
     trace_token, tags_token = tokens
     if tags_token is not None:
-        _INHERITED.reset(tags_token)  # type: ignore[arg-type]  # the Token attach returned
+        captures.uninherit(tags_token)  # type: ignore[arg-type]  # the Token attach returned
     if trace_token is not None:
         otel_context.detach(trace_token)  # type: ignore[arg-type]  # the Token attach returned
 

@@ -27,6 +27,7 @@ from flow_xray.llm.usage import (
     usage_attributes,
     usage_from_response,
 )
+from flow_xray.runtime.usage import reported_below
 from flow_xray.serialize.encode import (
     CUT,
     Reprs,
@@ -46,7 +47,6 @@ from flow_xray.serialize.exceptions import (
 from flow_xray.serialize.limits import get_limits
 from flow_xray.serialize.text import writable
 from flow_xray.tracing.binding import Binder
-from flow_xray.tracing.state import reported_below
 
 logger = logging.getLogger("flow_xray")
 

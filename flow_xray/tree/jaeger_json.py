@@ -44,7 +44,7 @@ _FIELD_TAGS = frozenset(
 )
 _EVENT_FIELD = "event"
 _SCOPE_NAME = "otel.scope.name"
-_OWN_SCOPE = "flow_xray"  # flow-xray's tracer name (`flow_xray.tracing.state.TRACER_NAME`)
+_OWN_SCOPE = "flow_xray"  # flow-xray's tracer name (`flow_xray.runtime.tracer.TRACER_NAME`)
 
 
 class _BadSpan(ValueError):

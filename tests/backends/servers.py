@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.backends.binaries import HERE
-from tests.otlp.phoenix_server import free_port
+from tests.sdk.otlp.phoenix_server import free_port
 
 JAEGER_CONFIG = HERE / "jaeger-config.yaml"
 # Jaeger and a Collector start in about a second on an idle machine; allow for

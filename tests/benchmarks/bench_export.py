@@ -28,9 +28,10 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerPro
 from timing import per_call_us, print_table
 
 from flow_xray import trace
-from flow_xray.sdk.otlp import ExportPipeline, build_exporter, close_all, resolve_target
+from flow_xray.sdk.otlp import ExportPipeline, build_exporter, close_all
+from flow_xray.sdk.otlp_target import resolve_target
 from flow_xray.sdk.provider import configure
-from tests.otlp.phoenix_server import Phoenix, PhoenixMissing, phoenix_python, start_phoenix
+from tests.sdk.otlp.phoenix_server import Phoenix, PhoenixMissing, phoenix_python, start_phoenix
 
 THROUGHPUT_SPANS = 6_000
 CHUNK = 2_000  # below the default queue size (2,048): measures export, not drops

@@ -11,6 +11,7 @@ from flow_xray.cli import cli
 from flow_xray.tree.load import load_trace
 
 
+@pytest.mark.usefixtures("otel_globals")  # in-process, `--otlp-json` installs a global provider
 def test_demo_writes_otlp_json_lines_that_view_reads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

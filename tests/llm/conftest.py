@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from tests.conftest import reset_otel_globals
 from tests.llm.fake_llm import FakeLLM, RunningServer
-from tests.otlp.conftest import (
+from tests.sdk.otlp.conftest import (
     otlp_receiver as otlp_receiver,  # the export tests' OTLP/HTTP receiver, shared
 )
 

@@ -21,7 +21,7 @@ import pytest
 
 from tests.llm.fake_llm import FakeLLM
 from tests.llm.harness import APP, ROOT
-from tests.otlp.conftest import OtlpHttpReceiver
+from tests.sdk.otlp.conftest import OtlpHttpReceiver
 
 _LAUNCH = "\n".join(
     (

@@ -27,7 +27,8 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 
 def _start_child(*_: object) -> None:
     try:
-        from flow_xray.sdk import processes
+        # Only now: at start-up this file may use the standard library alone.
+        from flow_xray.sdk import processes  # noqa: PLC0415
 
         processes.start_child()
     except Exception:  # flow-xray must never stop a program from starting
@@ -46,6 +47,9 @@ def _watch_provider(module: ModuleType) -> None:
 
     set_tracer_provider.__doc__ = original.__doc__
     set_tracer_provider.__wrapped__ = original  # type: ignore[attr-defined]  # as functools.wraps
+    # Once flow-xray loads, `flow_xray.runtime.process_hooks.PROVIDER_WATCH` finds this
+    # wrapper by the marker and takes it into its registry (flow_xray.shutdown() undoes it).
+    set_tracer_provider._flow_xray_bootstrap = True  # type: ignore[attr-defined]
     setattr(module, "set_tracer_provider", set_tracer_provider)  # noqa: B010 (a module attribute)
 
 

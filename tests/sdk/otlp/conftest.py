@@ -1,7 +1,7 @@
 """Fixtures for the OTLP tests: a clean global provider, a loopback OTLP/HTTP receiver, Phoenix.
 
 The Phoenix server is started once per session from its own virtualenv
-(``FLOW_XRAY_PHOENIX_PYTHON``); see `tests.otlp.phoenix_server`.
+(``FLOW_XRAY_PHOENIX_PYTHON``); see `tests.sdk.otlp.phoenix_server`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from flow_xray.sdk import provider as flow_provider
-from tests.otlp.phoenix_server import (
+from tests.sdk.otlp.phoenix_server import (
     Phoenix,
     PhoenixFailed,
     PhoenixMissing,

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.otlp.phoenix_server import Phoenix, free_port
+from tests.sdk.otlp.phoenix_server import Phoenix, free_port
 
 pytestmark = pytest.mark.e2e
 

@@ -11,7 +11,8 @@ import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from flow_xray.sdk.otlp import ExportPipeline, OtlpTarget, build_exporter, close_all
+from flow_xray.sdk.otlp import ExportPipeline, build_exporter, close_all
+from flow_xray.sdk.otlp_target import OtlpTarget
 
 
 class GateExporter(SpanExporter):

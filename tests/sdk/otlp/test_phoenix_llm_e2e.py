@@ -22,7 +22,7 @@ import pytest
 from flow_xray.tree.load import load_trace
 from tests.llm.fake_llm import FakeLLM, RunningServer
 from tests.llm.harness import AppRun, run_app
-from tests.otlp.phoenix_server import Phoenix
+from tests.sdk.otlp.phoenix_server import Phoenix
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 PROJECT = "flow-xray-e2e-llm"

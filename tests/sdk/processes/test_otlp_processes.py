@@ -20,8 +20,8 @@ import pytest
 from processes_support import SCRIPTS, Cli
 
 from flow_xray.tree.otlp_json import read_otlp_json
-from tests.otlp.conftest import OtlpHttpReceiver
-from tests.otlp.phoenix_server import Phoenix
+from tests.sdk.otlp.conftest import OtlpHttpReceiver
+from tests.sdk.otlp.phoenix_server import Phoenix
 
 PIPELINE = SCRIPTS / "pipeline.py"
 

@@ -16,8 +16,8 @@ from flow_xray.errors import ConfigurationError
 from flow_xray.sdk import provider as flow_provider
 from flow_xray.sdk.provider import configure
 from flow_xray.tree.otlp_json import read_otlp_json
-from tests.otlp.conftest import OtlpHttpReceiver
-from tests.otlp.phoenix_server import free_port
+from tests.sdk.otlp.conftest import OtlpHttpReceiver
+from tests.sdk.otlp.phoenix_server import free_port
 
 pytestmark = pytest.mark.usefixtures("clean_otel")
 

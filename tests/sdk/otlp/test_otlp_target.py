@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from flow_xray.errors import ConfigurationError
-from flow_xray.sdk.otlp import OtlpTarget, parse_headers, resolve_target
+from flow_xray.sdk.otlp_target import OtlpTarget, parse_headers, resolve_target
 
 pytestmark = pytest.mark.usefixtures("clean_otel")
 

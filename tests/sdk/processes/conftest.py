@@ -11,7 +11,7 @@ import pytest
 from processes_support import Cli
 
 # The loopback OTLP/HTTP receiver and the Phoenix server of the OTLP tests.
-from tests.otlp.conftest import otlp_receiver, phoenix  # noqa: F401 (fixtures used here too)
+from tests.sdk.otlp.conftest import otlp_receiver, phoenix  # noqa: F401 (fixtures used here too)
 
 
 @pytest.fixture(autouse=True)

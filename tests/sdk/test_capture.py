@@ -188,8 +188,8 @@ def test_a_context_that_outlives_its_capture_does_not_keep_collecting() -> None:
     """
     import contextvars
 
+    from flow_xray.runtime.captures import _ACTIVE
     from flow_xray.sdk.processor import get_processor
-    from flow_xray.tracing.state import _ACTIVE
 
     with trace.capture():
         leftover = contextvars.copy_context()
@@ -202,7 +202,7 @@ def test_a_context_that_outlives_its_capture_does_not_keep_collecting() -> None:
 
 def test_captures_closed_out_of_order_stay_independent() -> None:
     """Closing an outer capture first leaves the inner one collecting, and re-opens nothing."""
-    from flow_xray.tracing.state import _ACTIVE
+    from flow_xray.runtime.captures import _ACTIVE
 
     outer, inner = trace.capture(), trace.capture()
     outer.__enter__()

@@ -1,0 +1,116 @@
+"""The open-capture registry: which captures a span started now belongs to.
+
+The processor's ``on_start`` reads it (`listeners`): the captures active in
+the current context (a ContextVar, so threads and asyncio tasks are isolated)
+plus the process-wide ones (``trace.capture(all_threads=True)``). It also
+keeps the capture tags a process inherited from the work it runs (a child
+process's, see `flow_xray.tracing.propagation`).
+
+A forked child forgets the captures open at the fork (`forget_after_fork`,
+a fork hook installed with the first capture): they are the parent's to report.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from typing import Any, Final, Protocol
+
+from flow_xray.runtime import patches
+
+
+class Listener(Protocol):
+    """What the registry holds for one open capture (the SDK side's collector)."""
+
+    closed: bool
+
+
+_ACTIVE: contextvars.ContextVar[tuple[Listener, ...]] = contextvars.ContextVar(
+    "flow_xray_captures", default=()
+)
+# Capture tags a process inherited from the work it runs (set by `propagation.attach`).
+_INHERITED: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
+    "flow_xray_inherited_captures", default=()
+)
+_process_wide: tuple[Listener, ...] = ()
+_open_count = 0
+_lock = threading.Lock()
+
+
+def listeners() -> tuple[Listener, ...]:
+    """The captures a span started now belongs to: this context's, then the process-wide ones."""
+    return _ACTIVE.get() + _process_wide
+
+
+def listening() -> bool:
+    """Whether a capture listens in the current context (or process-wide)."""
+    return bool(_process_wide or _ACTIVE.get())
+
+
+def capturing() -> bool:
+    """Whether any capture is open, in any thread."""
+    return _open_count > 0
+
+
+def open_capture(listener: Listener, all_threads: bool) -> contextvars.Token[Any] | None:
+    """Register an open capture; returns the token `close_capture` needs (None if process-wide)."""
+    global _process_wide, _open_count
+    patches.install(_FORGET_AT_FORK)
+    with _lock:
+        _open_count += 1
+        if all_threads:
+            _process_wide = (*_process_wide, listener)
+            return None
+    return _ACTIVE.set((*_ACTIVE.get(), listener))
+
+
+def close_capture(listener: Listener, token: contextvars.Token[Any] | None) -> bool:
+    """Unregister a capture; False when it was closed already (nothing changes then)."""
+    global _process_wide, _open_count
+    if token is not None:
+        # Removed by identity rather than ``_ACTIVE.reset(token)``: a reset would
+        # also drop captures opened after this one and still open, and closing
+        # those later would re-activate this one.
+        _ACTIVE.set(tuple(c for c in _ACTIVE.get() if c is not listener))
+    with _lock:
+        if listener.closed:
+            return False
+        listener.closed = True
+        _open_count -= 1
+        _process_wide = tuple(c for c in _process_wide if c is not listener)
+    return True
+
+
+def inherited_tags() -> tuple[str, ...]:
+    """The capture tags the current context inherited (empty unless a carrier was attached)."""
+    return _INHERITED.get()
+
+
+def inherit_tags(tags: tuple[str, ...]) -> contextvars.Token[tuple[str, ...]]:
+    """Make ``tags`` the inherited capture tags of the current context; `uninherit` undoes it."""
+    return _INHERITED.set(tags)
+
+
+def uninherit(token: contextvars.Token[tuple[str, ...]]) -> None:
+    """Undo `inherit_tags`."""
+    _INHERITED.reset(token)
+
+
+def forget_after_fork() -> None:
+    """In a forked child: the captures open at the fork are the parent's, so close them here.
+
+    Their spans so far are the parent's to report; a child that kept
+    collecting into its copies would report them a second time. A processes
+    capture's child side opens its own capture again afterwards (see
+    `flow_xray.sdk.processes`).
+    """
+    global _process_wide, _open_count, _lock
+    _lock = threading.Lock()  # another thread may have held it at the fork
+    for listener in (*_ACTIVE.get(), *_process_wide):
+        listener.closed = True
+    _ACTIVE.set(())
+    _process_wide = ()
+    _open_count = 0
+
+
+_FORGET_AT_FORK: Final = patches.ForkHook("open captures", after_in_child=forget_after_fork)

@@ -26,6 +26,7 @@ from typing import Any, Final
 from flow_xray import attributes as A
 from flow_xray.llm import pricing
 from flow_xray.serialize.encode import safe_repr
+from flow_xray.serialize.shapes import module_root
 
 _log = logging.getLogger("flow_xray")
 
@@ -187,16 +188,11 @@ def field(obj: Any, name: str) -> Any:
     try:
         if isinstance(obj, Mapping):
             return obj.get(name)
-        if _has_field(obj, name) or _module_root(obj) in _MODULE_PROVIDERS:
+        if _has_field(obj, name) or module_root(obj) in _MODULE_PROVIDERS:
             return getattr(obj, name, None)
     except Exception:
         return None
     return None
-
-
-def _module_root(obj: Any) -> str:
-    module = getattr(type(obj), "__module__", None)
-    return module.partition(".")[0] if isinstance(module, str) else ""
 
 
 _attr = field
@@ -210,7 +206,7 @@ def _count(obj: Any, name: str) -> int | None:
 
 
 def _guess_provider(obj: Any, model: str | None) -> str | None:
-    root = _module_root(obj)
+    root = module_root(obj)
     if root in _MODULE_PROVIDERS:
         return _MODULE_PROVIDERS[root]
     if model:

@@ -213,13 +213,6 @@ def _summary(value: Any, size: int | None) -> str:
     return f"<{_type_name(value)}{count}>{CUT}"
 
 
-def _len(value: Any) -> int | None:
-    try:
-        return len(value)
-    except Exception:
-        return None
-
-
 def _json_key(key: Any) -> str:
     """Dict key → str the way `json.dumps` converts keys; repr for other types."""
     kind = type(key)

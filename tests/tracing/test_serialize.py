@@ -7,6 +7,7 @@ import dataclasses
 import datetime
 import decimal
 import enum
+import itertools
 import json
 import math
 import os
@@ -387,6 +388,15 @@ class BadRepr:
 
 
 class BadEquality:
+    """Raises from ``==`` and ``<``; hashes are distinct per instance (from a counter, never
+    ``id()``), so a set of two is built without comparing them: the test's own set
+    literal must not raise, only the serialiser's sorting may."""
+
+    _instances = itertools.count()
+
+    def __init__(self) -> None:
+        self._hash = next(BadEquality._instances)
+
     def __eq__(self, other: object) -> bool:
         raise RuntimeError("no eq")
 
@@ -394,7 +404,7 @@ class BadEquality:
         raise RuntimeError("no lt")
 
     def __hash__(self) -> int:
-        return id(self) % 1000
+        return self._hash
 
     def __repr__(self) -> str:
         return "BadEquality()"

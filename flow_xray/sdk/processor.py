@@ -32,7 +32,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerPro
 from opentelemetry.trace import StatusCode
 
 from flow_xray import attributes as attr
-from flow_xray.llm.usage import REPORT_KEYS, report_from_attributes
+from flow_xray.llm.requests import REPORT_KEYS, report_from_attributes
 from flow_xray.sdk.span_text import bounded_ints
 from flow_xray.tracing import state
 from flow_xray.tree.spans import EventRecord, SpanRecord, SpanStore

@@ -26,7 +26,7 @@ from typing import Any, Final
 from flow_xray import attributes as A
 from flow_xray.llm import pricing
 from flow_xray.llm.requests import Request
-from flow_xray.serialize.encode import safe_repr
+from flow_xray.serialize.reprs import safe_repr
 from flow_xray.serialize.shapes import module_root
 
 _log = logging.getLogger("flow_xray")

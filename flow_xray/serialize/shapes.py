@@ -1,6 +1,6 @@
 """Odd values read without materialising them: fields, buffers, arrays, mocks. No OpenTelemetry.
 
-The bounded walk (`flow_xray.serialize.encode`) asks here before it falls
+The bounded walk (`flow_xray.serialize.walk`) asks here before it falls
 back to ``repr``. Everything is read through the type, not through instance
 attribute magic, so a proxy or a ``MagicMock`` never gains attributes; big
 buffers and arrays are summarised by length and type, never copied; numpy,

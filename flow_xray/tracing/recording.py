@@ -28,15 +28,13 @@ from flow_xray.llm.usage import (
     usage_attributes,
     usage_from_response,
 )
+from flow_xray.serialize.cut import CUT
 from flow_xray.serialize.encode import (
-    CUT,
-    Reprs,
     encode_attribute,
     encode_inputs,
     encode_key,
     encode_output,
     encode_text,
-    safe_repr,
 )
 from flow_xray.serialize.exceptions import (
     exception_message,
@@ -45,6 +43,7 @@ from flow_xray.serialize.exceptions import (
     raise_site,
 )
 from flow_xray.serialize.limits import get_limits
+from flow_xray.serialize.reprs import Reprs, safe_repr
 from flow_xray.serialize.text import writable
 from flow_xray.tracing.binding import Binder
 from flow_xray.tracing.state import reported_below

@@ -371,7 +371,7 @@ _CUSTOM_CACHE: dict[tuple[str, ...], tuple[re.Pattern[str], ...]] = {}
 # characters (every trigger but the two lowercase words has one) or one of the
 # words. A one-character-class search skips a 1 KB text in a fraction of a
 # microsecond; an alternation of the triggers takes ~20x longer (the regex
-# engine tries every branch at every position). tests/tracing/test_serialize.py
+# engine tries every branch at every position). tests/serialize/test_redaction.py
 # checks that every trigger is covered.
 ANCHOR_CHARS: Final = "-:_AJB=9G"
 ANCHOR_WORDS: Final = ("bearer", "basic")

@@ -191,6 +191,7 @@ def test_unwritable_json_path_installs_nothing(tmp_path: Path) -> None:
     assert isinstance(trace_api.get_tracer_provider(), trace_api.ProxyTracerProvider)
 
 
+@pytest.mark.slow
 def test_unreachable_backend_is_reported_once_at_shutdown(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

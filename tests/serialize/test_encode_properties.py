@@ -94,10 +94,27 @@ def test_fast_path_agrees_with_the_full_walk(args: dict[str, Any]) -> None:
     assert json.loads(encode_inputs(args, DEFAULT, 8192)) == to_jsonable(args, DEFAULT)
 
 
-@settings(max_examples=200, deadline=None)
-@given(result=st.dictionaries(st.text(max_size=10), plain_values, max_size=6))
-def test_a_dict_result_encodes_as_the_full_walk_does(result: dict[str, Any]) -> None:
-    """A dict returned by a call (its own fast path) encodes to what to_jsonable gives."""
+dict_results = st.dictionaries(st.text(max_size=10), plain_values, max_size=6)
+
+
+def check_a_dict_result_encodes_as_the_full_walk_does(result: dict[str, Any]) -> None:
     text, mime = encode_output(result, DEFAULT, 8192)
     assert mime == "application/json"
     assert json.loads(text) == to_jsonable(result, DEFAULT)
+
+
+@settings(max_examples=25, deadline=None)
+@given(result=dict_results)
+def test_a_dict_result_encodes_as_the_full_walk_does_in_the_inner_loop(
+    result: dict[str, Any],
+) -> None:
+    """The property below over 25 random results (the inner loop's share)."""
+    check_a_dict_result_encodes_as_the_full_walk_does(result)
+
+
+@pytest.mark.slow
+@settings(max_examples=200, deadline=None)
+@given(result=dict_results)
+def test_a_dict_result_encodes_as_the_full_walk_does(result: dict[str, Any]) -> None:
+    """A dict returned by a call (its own fast path) encodes to what to_jsonable gives."""
+    check_a_dict_result_encodes_as_the_full_walk_does(result)

@@ -207,6 +207,7 @@ def test_unreachable_backend_is_reported_once_at_shutdown(
     assert "UNAVAILABLE" in warnings[0]
 
 
+@pytest.mark.slow
 def test_sdk_retry_logs_are_kept_at_debug(caplog: pytest.LogCaptureFixture) -> None:
     """The SDK exporter's per-retry warnings do not reach the user's log at WARNING."""
     provider = configure(endpoint=f"http://127.0.0.1:{free_port()}/v1/traces", export_timeout_s=1)

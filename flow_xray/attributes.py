@@ -26,6 +26,9 @@ MIME_TEXT: Final = "text/plain"
 GEN_AI_REQUEST_MODEL: Final = "gen_ai.request.model"
 GEN_AI_RESPONSE_MODEL: Final = "gen_ai.response.model"
 GEN_AI_RESPONSE_ID: Final = "gen_ai.response.id"
+# Other spellings of the response id that readers accept (OpenInference-era names).
+LLM_RESPONSE_ID: Final = "llm.response.id"
+RESPONSE_ID_LEGACY: Final = "flow_xray.response_id"
 LLM_MODEL_NAME: Final = "llm.model_name"
 GEN_AI_PROVIDER_NAME: Final = "gen_ai.provider.name"
 LLM_PROVIDER: Final = "llm.provider"
@@ -103,6 +106,7 @@ READ_COMPLETION_TOKENS: Final = (
     DUP_OUTPUT_TOKENS,
 )
 READ_TOTAL_TOKENS: Final = (LLM_TOKENS_TOTAL,)
+READ_RESPONSE_ID: Final = (GEN_AI_RESPONSE_ID, LLM_RESPONSE_ID, RESPONSE_ID_LEGACY)
 READ_COST: Final = (LLM_COST_TOTAL,)
 
 # Keys the tree turns into first-class fields; the rest stay in ``attributes``.

@@ -1,8 +1,11 @@
 """LLM usage and prices: response shapes to token counts, and a dated price table. No OpenTelemetry.
 
 `usage` recognises OpenAI / Anthropic / Gemini responses and builds the span
-attributes; `pricing` holds the price table (``data/prices.json``), extendable
-with ``register_prices`` (also importable from ``flow_xray``).
+attributes; `streams` folds streamed responses into one usage; `messages`
+reads and writes chat messages; `requests` holds the one rule for "are these
+two usage figures the same LLM request" (recording and the tree's accounting
+both ask it); `pricing` holds the price table (``data/prices.json``),
+extendable with ``register_prices`` (also importable from ``flow_xray``).
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Final
 
 from flow_xray.llm.usage import Usage, field, usage_from_response
+from flow_xray.serialize.shapes import module_root
 
 __all__ = ["StreamEnd", "StreamUsage", "is_stream", "stream_usage_for", "watch_stream"]
 
@@ -178,15 +179,10 @@ def stream_usage_for(first: Any) -> StreamUsage | None:
     return acc
 
 
-def _module_root(obj: Any) -> str:
-    # ``__class__`` rather than type(): instrumentors hand out wrapt proxies of the stream.
-    return str(getattr(getattr(obj, "__class__", None), "__module__", "") or "").partition(".")[0]
-
-
 def is_stream(obj: Any) -> bool:
     """True for an OpenAI / Anthropic stream object that can be watched (see `watch_stream`)."""
     try:
-        return _module_root(obj) in _STREAM_MODULES and hasattr(obj, "_iterator")
+        return module_root(obj, proxied=True) in _STREAM_MODULES and hasattr(obj, "_iterator")
     except Exception:
         return False
 

@@ -25,7 +25,9 @@ from typing import Any, Final
 
 from flow_xray import attributes as A
 from flow_xray.llm import pricing
-from flow_xray.serialize.encode import safe_repr
+from flow_xray.llm.requests import Request
+from flow_xray.serialize.reprs import safe_repr
+from flow_xray.serialize.shapes import module_root
 
 _log = logging.getLogger("flow_xray")
 
@@ -93,68 +95,10 @@ class Usage:
     from_response: bool = False
     response_id: str | None = None
 
-
-@dataclass(frozen=True, slots=True)
-class Report:
-    """One span's usage figure, with what tells requests apart (response id, model, tokens)."""
-
-    span_name: str
-    response_id: str | None
-    model: str | None
-    input_tokens: int | None
-    output_tokens: int | None
-
-    def same_request(self, other: Report | Usage) -> bool:
-        """Whether both figures are for one LLM request.
-
-        Response ids decide when both have one; otherwise equal token counts
-        with compatible models (``gpt-4o-mini`` and ``gpt-4o-mini-2024-07-18``).
-        """
-        if self.response_id and other.response_id:
-            return self.response_id == other.response_id
-        return (
-            self.input_tokens == other.input_tokens
-            and self.output_tokens == other.output_tokens
-            and models_match(self.model, other.model)
-        )
-
-
-def models_match(a: str | None, b: str | None) -> bool:
-    """Whether two model names can name one request's model (unknown matches anything)."""
-    if not a or not b:
-        return True
-    a, b = a.lower().rsplit("/", 1)[-1], b.lower().rsplit("/", 1)[-1]
-    return a.startswith(b) or b.startswith(a)
-
-
-def report_from_attributes(name: str, attributes: Mapping[str, Any]) -> Report | None:
-    """The usage figure a finished span carries under the standard keys, or None.
-
-    A span whose figure was already marked as another span's
-    (``flow_xray.usage.counted_in``) reports nothing.
-    """
-    # Every finished span comes here: one pass over its keys tells most of them apart
-    # (the SDK's attribute mapping answers a missing key by raising KeyError).
-    if REPORT_KEYS.isdisjoint(attributes) or A.USAGE_COUNTED_IN in attributes:
-        return None
-    prompt = next((v for k in A.READ_PROMPT_TOKENS if _is_count(v := attributes.get(k))), None)
-    completion = next(
-        (v for k in A.READ_COMPLETION_TOKENS if _is_count(v := attributes.get(k))), None
-    )
-    if prompt is None and completion is None:
-        return None
-    model = next((v for k in A.READ_MODEL if isinstance(v := attributes.get(k), str)), None)
-    response_id = attributes.get(A.GEN_AI_RESPONSE_ID)
-    return Report(
-        name, response_id if isinstance(response_id, str) else None, model, prompt, completion
-    )
-
-
-REPORT_KEYS: Final = frozenset((*A.READ_PROMPT_TOKENS, *A.READ_COMPLETION_TOKENS))
-
-
-def _is_count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    @property
+    def request(self) -> Request:
+        """What identifies this call's request (see `flow_xray.llm.requests.same_request`)."""
+        return Request(self.response_id, self.model, self.input_tokens, self.output_tokens)
 
 
 _NO_FIELD: Final = object()
@@ -187,16 +131,11 @@ def field(obj: Any, name: str) -> Any:
     try:
         if isinstance(obj, Mapping):
             return obj.get(name)
-        if _has_field(obj, name) or _module_root(obj) in _MODULE_PROVIDERS:
+        if _has_field(obj, name) or module_root(obj) in _MODULE_PROVIDERS:
             return getattr(obj, name, None)
     except Exception:
         return None
     return None
-
-
-def _module_root(obj: Any) -> str:
-    module = getattr(type(obj), "__module__", None)
-    return module.partition(".")[0] if isinstance(module, str) else ""
 
 
 _attr = field
@@ -210,7 +149,7 @@ def _count(obj: Any, name: str) -> int | None:
 
 
 def _guess_provider(obj: Any, model: str | None) -> str | None:
-    root = _module_root(obj)
+    root = module_root(obj)
     if root in _MODULE_PROVIDERS:
         return _MODULE_PROVIDERS[root]
     if model:
@@ -453,13 +392,10 @@ def usage_attributes(usage: Usage) -> dict[str, str | int | float]:
 
 
 __all__ = [
-    "Report",
     "Usage",
     "duplicate_usage_attributes",
     "field",
     "make_usage",
-    "models_match",
-    "report_from_attributes",
     "usage_attributes",
     "usage_from_response",
 ]

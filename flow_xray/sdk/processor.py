@@ -29,7 +29,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 
 from flow_xray import attributes as attr
-from flow_xray.llm.usage import REPORT_KEYS, report_from_attributes
+from flow_xray.llm.requests import REPORT_KEYS, report_from_attributes
 from flow_xray.runtime import captures, patches, tracer, usage
 from flow_xray.runtime.sdk_state import COLLECTING
 from flow_xray.sdk.rows import row_record, to_row

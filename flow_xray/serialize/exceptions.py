@@ -20,9 +20,11 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Final
 
-from flow_xray.serialize.encode import CUT, Reprs, bounded_repr, repr_once, safe_repr, to_jsonable
+from flow_xray.serialize.cut import CUT
 from flow_xray.serialize.limits import Limits
+from flow_xray.serialize.reprs import Reprs, repr_once, safe_repr
 from flow_xray.serialize.shapes import cheap_repr, exception_args
+from flow_xray.serialize.walk import bounded_repr, to_jsonable
 
 _PACKAGE: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _EXAMPLES: Final = os.path.join(_PACKAGE, "examples") + os.sep

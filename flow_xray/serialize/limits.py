@@ -66,13 +66,22 @@ def _strings(name: str, raw: Any) -> tuple[str, ...]:
     return values
 
 
-_current = Limits()
+class _Settings:
+    """The one owner of the process-wide limits: replaced whole, never changed in place."""
+
+    __slots__ = ("limits",)
+
+    def __init__(self) -> None:
+        self.limits = Limits()
+
+
+_SETTINGS: Final = _Settings()
 _FIELDS: Final = frozenset(f.name for f in dataclasses.fields(Limits))
 
 
 def get_limits() -> Limits:
     """Return the process-wide limits used by `@trace`."""
-    return _current
+    return _SETTINGS.limits
 
 
 def set_limits(**changes: Any) -> Limits:
@@ -83,12 +92,12 @@ def set_limits(**changes: Any) -> Limits:
     Raises:
         ConfigurationError: an unknown field name or an invalid value.
     """
-    global _current
     unknown = sorted(set(changes) - _FIELDS)
     if unknown:
         raise ConfigurationError(f"unknown limit(s): {', '.join(unknown)}")
-    _current = dataclasses.replace(_current, **changes)
-    return _current
+    new = dataclasses.replace(_SETTINGS.limits, **changes)
+    _SETTINGS.limits = new
+    return new
 
 
 def set_redaction(

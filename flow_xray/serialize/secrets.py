@@ -320,8 +320,8 @@ def _assignments(text: str, limits: Limits) -> str:
     """
     backwards = text[::-1]
     cache = secret_name_cache(limits)
-    for name in set(_NAME_BEFORE_SEPARATOR.findall(backwards)):  # each name once
-        name = name[::-1]
+    for reversed_name in set(_NAME_BEFORE_SEPARATOR.findall(backwards)):  # each name once
+        name = reversed_name[::-1]
         verdict = cache.get(name)
         if verdict or (verdict is None and is_secret_name(name, limits)):
             break
@@ -371,7 +371,7 @@ _CUSTOM_CACHE: dict[tuple[str, ...], tuple[re.Pattern[str], ...]] = {}
 # characters (every trigger but the two lowercase words has one) or one of the
 # words. A one-character-class search skips a 1 KB text in a fraction of a
 # microsecond; an alternation of the triggers takes ~20x longer (the regex
-# engine tries every branch at every position). tests/tracing/test_serialize.py
+# engine tries every branch at every position). tests/serialize/test_redaction.py
 # checks that every trigger is covered.
 ANCHOR_CHARS: Final = "-:_AJB=9G"
 ANCHOR_WORDS: Final = ("bearer", "basic")
@@ -408,8 +408,22 @@ def _candidates(present: frozenset[str]) -> tuple[_Rule, ...]:
 _RECENT_MIN: Final = 256
 _RECENT_MAX: Final = 16_384
 _RECENT_COUNT: Final = 32
-_recent: dict[str, str] = {}
-_recent_limits: Limits | None = None
+
+
+class _Recent:
+    """The texts scrubbed lately, under the limits they were scrubbed with.
+
+    Held as one ``(limits, texts)`` pair, replaced whole when the limits change
+    or the dict is full, so a reader never pairs one limits with another's texts.
+    """
+
+    __slots__ = ("pair",)
+
+    def __init__(self) -> None:
+        self.pair: tuple[Limits | None, dict[str, str]] = (None, {})
+
+
+_RECENT: Final = _Recent()
 
 
 def scrub_text(text: str, limits: Limits) -> str:
@@ -421,16 +435,17 @@ def scrub_text(text: str, limits: Limits) -> str:
         >>> scrub_text("postgres://app:hunter2@db:5432/x", Limits())
         'postgres://app:[REDACTED:url-password]@db:5432/x'
     """
-    global _recent, _recent_limits
     size = len(text)
     if not limits.redact or size < 8:
         return text
     if _RECENT_MIN <= size <= _RECENT_MAX:
-        if limits is not _recent_limits or len(_recent) >= _RECENT_COUNT:
-            _recent, _recent_limits = {}, limits
-        done = _recent.get(text)
+        seen_with, recent = _RECENT.pair
+        if limits is not seen_with or len(recent) >= _RECENT_COUNT:
+            recent = {}
+            _RECENT.pair = (limits, recent)
+        done = recent.get(text)
         if done is None:
-            done = _recent[text] = _scrub(text, limits)
+            done = recent[text] = _scrub(text, limits)
         return text if done == text else done
     return _scrub(text, limits)
 

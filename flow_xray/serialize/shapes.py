@@ -1,6 +1,6 @@
 """Odd values read without materialising them: fields, buffers, arrays, mocks. No OpenTelemetry.
 
-The bounded walk (`flow_xray.serialize.encode`) asks here before it falls
+The bounded walk (`flow_xray.serialize.walk`) asks here before it falls
 back to ``repr``. Everything is read through the type, not through instance
 attribute magic, so a proxy or a ``MagicMock`` never gains attributes; big
 buffers and arrays are summarised by length and type, never copied; numpy,
@@ -25,9 +25,16 @@ _PREVIEW_BYTES: Final = 24
 _PREVIEW_ITEMS: Final = 8
 
 
-def module_root(value: Any) -> str:
-    """The top-level package of ``type(value)`` (``numpy`` for a ``numpy.ndarray``)."""
-    module = getattr(type(value), "__module__", None)
+def module_root(value: Any, *, proxied: bool = False) -> str:
+    """The top-level package of ``value``'s class (``numpy`` for a ``numpy.ndarray``).
+
+    The class is ``type(value)``, so a mock or proxy cannot pretend to be
+    another type. ``proxied=True`` reads ``value.__class__`` instead, for the
+    objects that should be seen through a proxy: instrumentors hand out wrapt
+    proxies of the OpenAI / Anthropic streams they wrap.
+    """
+    cls = getattr(value, "__class__", None) if proxied else type(value)
+    module = getattr(cls, "__module__", None)
     return module.partition(".")[0] if isinstance(module, str) else ""
 
 

@@ -51,16 +51,16 @@ def writable_data(value: Any) -> Any:
         source, target = stack.pop()
         pairs = source.items() if isinstance(source, dict) else enumerate(source)
         for key, item in pairs:
+            kept: Any = item
             if isinstance(item, (dict, list, tuple)):
-                copy: Any = {} if isinstance(item, dict) else []
-                stack.append((item, copy))
-                item = copy
+                kept = {} if isinstance(item, dict) else []
+                stack.append((item, kept))
             elif isinstance(item, str):
-                item = writable(item)
+                kept = writable(item)
             if isinstance(target, dict):
-                target[writable(key) if isinstance(key, str) else key] = item
+                target[writable(key) if isinstance(key, str) else key] = kept
             else:
-                target.append(item)
+                target.append(kept)
     return root
 
 

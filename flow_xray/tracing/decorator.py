@@ -22,9 +22,9 @@ from flow_xray import attributes as attr
 from flow_xray.llm.streams import StreamUsage, stream_usage_for
 from flow_xray.llm.usage import Usage
 from flow_xray.runtime.tracer import current_tracer
-from flow_xray.serialize.encode import Reprs
 from flow_xray.serialize.exceptions import source_path
 from flow_xray.serialize.limits import get_limits
+from flow_xray.serialize.reprs import Reprs
 from flow_xray.serialize.text import writable
 from flow_xray.tracing.binding import Binder, make_binder
 from flow_xray.tracing.options import TraceOptions

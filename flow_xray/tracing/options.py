@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flow_xray import attributes as attr
-from flow_xray.serialize.encode import safe_repr
+from flow_xray.serialize.reprs import safe_repr
 from flow_xray.serialize.text import writable
 from flow_xray.tracing.recording import user_attribute_limit
 

@@ -20,6 +20,7 @@ from opentelemetry.trace import Span, Status, StatusCode
 from flow_xray import attributes as attr
 from flow_xray.errors import Terminated
 from flow_xray.llm.messages import input_message_attributes, output_message_attributes
+from flow_xray.llm.requests import same_request
 from flow_xray.llm.streams import is_stream, watch_stream
 from flow_xray.llm.usage import (
     Usage,
@@ -28,15 +29,13 @@ from flow_xray.llm.usage import (
     usage_from_response,
 )
 from flow_xray.runtime.usage import reported_below
+from flow_xray.serialize.cut import CUT
 from flow_xray.serialize.encode import (
-    CUT,
-    Reprs,
     encode_attribute,
     encode_inputs,
     encode_key,
     encode_output,
     encode_text,
-    safe_repr,
 )
 from flow_xray.serialize.exceptions import (
     exception_message,
@@ -45,6 +44,7 @@ from flow_xray.serialize.exceptions import (
     raise_site,
 )
 from flow_xray.serialize.limits import get_limits
+from flow_xray.serialize.reprs import Reprs, safe_repr
 from flow_xray.serialize.text import writable
 from flow_xray.tracing.binding import Binder
 
@@ -94,9 +94,10 @@ def record_usage(span: Span, usage: Usage) -> None:
     """Write model, provider, tokens and cost (both attribute families).
 
     When a span that ended inside this one already reported the same LLM
-    request (an instrumentor's span around the HTTP call), the figure is
-    written as that span's duplicate instead (``flow_xray.usage.*``), so
-    backends adding up token counts count the request once.
+    request (an instrumentor's span around the HTTP call; the rule is
+    `flow_xray.llm.requests.same_request`), the figure is written as that
+    span's duplicate instead (``flow_xray.usage.*``), so backends adding up
+    token counts count the request once.
     """
     try:
         limits = get_limits()
@@ -113,7 +114,8 @@ def record_usage(span: Span, usage: Usage) -> None:
 def _reported_twin(span: Span, usage: Usage) -> str | None:
     """The name of a span inside ``span`` that already reported this request, or None."""
     reports = reported_below(span.get_span_context().span_id)
-    twin = next((r for r in reversed(reports) if r.same_request(usage)), None)
+    request = usage.request
+    twin = next((r for r in reversed(reports) if same_request(r.request, request)), None)
     return None if twin is None else str(twin.span_name)
 
 

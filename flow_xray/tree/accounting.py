@@ -10,9 +10,10 @@ child's response object. Summing them all would multiply the cost. The rule:
    span inside it already counts the same request: the same response id
    (``gen_ai.response.id``), or — when ids are missing — the same input and
    output tokens with a compatible model (``gpt-4o-mini`` matches
-   ``gpt-4o-mini-2024-07-18``). An ancestor whose figure is the sum of the
-   requests counted inside it (an agent reporting its total) is not counted
-   either. Different response ids are always different requests.
+   ``gpt-4o-mini-2024-07-18``); the rule recording uses too,
+   `flow_xray.llm.requests.same_request`. An ancestor whose figure is the sum
+   of the requests counted inside it (an agent reporting its total) is not
+   counted either. Different response ids are always different requests.
 2. **Siblings that are one request.** Two child spans of one call that report
    the same request at overlapping times from different instrumentations (two
    instrumentors patching one client) are one request: the one that started
@@ -37,16 +38,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from flow_xray import attributes as attr
-from flow_xray.llm.usage import models_match
+from flow_xray.llm.requests import Request, response_id, same_request
 from flow_xray.tree.readers import clean_error_type
 
 if TYPE_CHECKING:
     from flow_xray.tree.model import TraceNode
 
-__all__ = ["RESPONSE_ID_KEYS", "SCOPE_KEY", "Counts", "analyze"]
+__all__ = ["SCOPE_KEY", "Counts", "analyze"]
 
-# Where the id of the provider's response is found (GenAI, OpenInference-era names).
-RESPONSE_ID_KEYS = ("gen_ai.response.id", "llm.response.id", "flow_xray.response_id")
 # The instrumentation scope of a foreign span (set by the span readers).
 SCOPE_KEY = attr.OTEL_SCOPE_NAME
 _COUNTED_IN = attr.USAGE_COUNTED_IN
@@ -57,19 +56,7 @@ class _Request:
     """One counted LLM request: the node that owns it and what identifies it."""
 
     node: TraceNode
-    response_id: str | None
-    model: str | None
-    prompt: int | None
-    completion: int | None
-
-    def same_as(self, other: _Request) -> bool:
-        if self.response_id and other.response_id:
-            return self.response_id == other.response_id
-        return (
-            self.prompt == other.prompt
-            and self.completion == other.completion
-            and models_match(self.model, other.model)
-        )
+    request: Request
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,14 +90,11 @@ def _request(node: TraceNode) -> _Request | None:
         if total is None:
             return None
         prompt = total  # only a total is known: compare it as the input side
-    attributes = node.attributes
-    response_id = next(
-        (v for k in RESPONSE_ID_KEYS if isinstance(v := attributes.get(k), str) and v), None
-    )
     model = meta.get("model")
-    return _Request(
-        node, response_id, model if isinstance(model, str) else None, prompt, completion
+    request = Request(
+        response_id(node.attributes), model if isinstance(model, str) else None, prompt, completion
     )
+    return _Request(node, request)
 
 
 def _overlap(a: TraceNode, b: TraceNode) -> bool:
@@ -240,7 +224,7 @@ def _siblings_same(a: _Request, b: _Request) -> bool:
     return (
         _scope(a.node) != _scope(b.node)
         and _overlap(a.node, b.node)
-        and a.same_as(b)
+        and same_request(a.request, b.request)
         and a.node.status == b.node.status
     )
 
@@ -248,14 +232,14 @@ def _siblings_same(a: _Request, b: _Request) -> bool:
 def _decide(node: TraceNode, own: _Request, inside: Sequence[_Request]) -> tuple[bool, str | None]:
     counted_in = node.attributes.get(_COUNTED_IN)
     for request in reversed(inside):  # the innermost, latest report first
-        if own.same_as(request):
+        if same_request(own.request, request.request):
             direct = any(child is request.node for child in node.children)
             where = "child span" if direct else "span"
             return False, f"same request as {where} {request.node.name!r} (counted there)"
-    if len(inside) > 1 and own.completion is not None:
-        prompt = sum(r.prompt or 0 for r in inside)
-        completion = sum(r.completion or 0 for r in inside)
-        if own.prompt == prompt and own.completion == completion:
+    if len(inside) > 1 and own.request.output_tokens is not None:
+        prompt = sum(r.request.input_tokens or 0 for r in inside)
+        completion = sum(r.request.output_tokens or 0 for r in inside)
+        if own.request.input_tokens == prompt and own.request.output_tokens == completion:
             return False, f"sum of the {len(inside)} requests counted inside this call"
     if isinstance(counted_in, str):  # written as another span's figure when it was recorded
         return False, f"same request as span {counted_in!r} (counted there)"

@@ -28,6 +28,7 @@ def test_demo_writes_default_viewer(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert result.stderr.startswith("flow-xray: wrote flow_xray_demo.html — ")
 
 
+@pytest.mark.slow
 def test_demo_html_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`demo --html PATH` writes the viewer there instead."""
     monkeypatch.chdir(tmp_path)
@@ -88,6 +89,7 @@ def test_demo_generator_step_spans_the_iteration(demo_trace: TraceResult) -> Non
     assert (stream.status, stream.incomplete) == ("ok", False)
 
 
+@pytest.mark.slow
 def test_demo_is_deterministic(demo_trace: TraceResult) -> None:
     """Two runs give the same calls, inputs, outputs and token counts."""
 
@@ -97,6 +99,7 @@ def test_demo_is_deterministic(demo_trace: TraceResult) -> None:
     assert shape(demo_agent.run_demo()) == shape(demo_trace)
 
 
+@pytest.mark.slow
 def test_demo_module_runs_as_a_script(tmp_path: Path) -> None:
     """`python -m flow_xray.examples.demo_agent OUT` writes the viewer to OUT."""
     proc = subprocess.run(

@@ -107,6 +107,7 @@ def test_scripts_folder_is_first_on_sys_path(flow_xray: Cli, tmp_path: Path) -> 
     assert TraceResult.load(tmp_path / "t.json").find("greet") is not None
 
 
+@pytest.mark.slow
 def test_spans_from_threads_are_in_the_trace(flow_xray: Cli, tmp_path: Path) -> None:
     """Calls made in threads the script starts are captured, one node each."""
     proc = flow_xray("run", "--json", "t.json", str(SCRIPTS / "threads.py"))
@@ -115,6 +116,7 @@ def test_spans_from_threads_are_in_the_trace(flow_xray: Cli, tmp_path: Path) -> 
     assert sorted(node.output for node in result.find_all("work")) == [0, 1, 4]
 
 
+@pytest.mark.slow
 def test_unjoined_non_daemon_threads_are_waited_for(flow_xray: Cli, tmp_path: Path) -> None:
     """A non-daemon thread still running when the script returns finishes inside the trace."""
     flow_xray("run", "--json", "t.json", str(SCRIPTS / "threads.py"))

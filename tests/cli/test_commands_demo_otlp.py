@@ -33,6 +33,7 @@ def test_demo_rejects_a_bad_otlp_header(tmp_path: Path, monkeypatch: pytest.Monk
     assert out.output.strip().splitlines()[-1].startswith("error:")
 
 
+@pytest.mark.slow
 def test_otlp_details_without_a_destination_are_reported(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

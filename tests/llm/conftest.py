@@ -1,6 +1,6 @@
 """Fixtures for the LLM tests: the fake OpenAI/Anthropic server and the real client libraries.
 
-The client libraries and instrumentors are in the ``test`` extra. When one is
+The client libraries and instrumentors are in the ``e2e`` extra. When one is
 missing the tests that need it skip, except under ``FLOW_XRAY_E2E=1`` (CI),
 where a missing library fails them.
 """
@@ -51,7 +51,7 @@ def fake_llm(fake_server: FakeLLM) -> FakeLLM:
 
 @pytest.fixture(scope="session")
 def need(e2e_missing: Callable[[str], NoReturn]) -> Callable[[str], None]:
-    """``need("openai")``: skip (or fail in CI) unless that library of the test extra imports."""
+    """``need("openai")``: skip (or fail in CI) unless that library of the e2e extra imports."""
 
     def check(*names: str) -> None:
         for name in names:
@@ -62,7 +62,7 @@ def need(e2e_missing: Callable[[str], NoReturn]) -> Callable[[str], None]:
                 except ModuleNotFoundError:
                     found = False
                 if not found:
-                    e2e_missing(f"{module} is not installed (pip install -e '.[test]')")
+                    e2e_missing(f"{module} is not installed (pip install -e '.[e2e]')")
 
     return check
 

@@ -188,6 +188,7 @@ def test_a_million_attributes_cost_what_a_few_do(caplog: pytest.LogCaptureFixtur
     assert node.kind == "chain" and node.inputs == {}  # flow-xray's own attributes all kept
 
 
+@pytest.mark.slow
 def test_annotate_with_a_million_keys_keeps_a_bounded_few() -> None:
     """trace.annotate(**huge) records the first few keys and no SDK warning per key."""
     many = {f"k{i}": i for i in range(1_000_000)}

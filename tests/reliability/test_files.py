@@ -86,10 +86,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
-@given(json_values, st.sampled_from([None, 2]))
-def test_iterative_codec_writes_and_reads_what_json_does(value: Any, indent: int | None) -> None:
-    """The deep path (forced for every container) gives json's exact text, and reads it back."""
+def check_iterative_codec_writes_and_reads_what_json_does(value: Any, indent: int | None) -> None:
     writer = jsontext._Writer(indent, True, None)
     writer._measure(value)
     writer.heights = {key: jsontext.SHALLOW + 1 for key in writer.heights}
@@ -100,10 +97,24 @@ def test_iterative_codec_writes_and_reads_what_json_does(value: Any, indent: int
     assert parsed == json.loads(expected) and end == len(expected)
 
 
+@settings(max_examples=30, deadline=None)
+@given(json_values, st.sampled_from([None, 2]))
+def test_iterative_codec_writes_and_reads_what_json_does_in_the_inner_loop(
+    value: Any, indent: int | None
+) -> None:
+    """The property below over 30 random values (the inner loop's share)."""
+    check_iterative_codec_writes_and_reads_what_json_does(value, indent)
+
+
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
-@given(json_values, st.sampled_from([None, 1]))
-def test_quick_deep_parse_reads_what_json_does(value: Any, indent: int | None) -> None:
-    """Every container treated as deep: shallow runs by the C scanner, the rest by hand."""
+@given(json_values, st.sampled_from([None, 2]))
+def test_iterative_codec_writes_and_reads_what_json_does(value: Any, indent: int | None) -> None:
+    """The deep path (forced for every container) gives json's exact text, and reads it back."""
+    check_iterative_codec_writes_and_reads_what_json_does(value, indent)
+
+
+def check_quick_deep_parse_reads_what_json_does(value: Any, indent: int | None) -> None:
     text = json.dumps(value, indent=indent)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(jsontext, "SHALLOW", 0)
@@ -111,6 +122,24 @@ def test_quick_deep_parse_reads_what_json_does(value: Any, indent: int | None) -
     assert jsontext._decode_spine(text, 0, spine) == (json.loads(text), len(text))
 
 
+@settings(max_examples=30, deadline=None)
+@given(json_values, st.sampled_from([None, 1]))
+def test_quick_deep_parse_reads_what_json_does_in_the_inner_loop(
+    value: Any, indent: int | None
+) -> None:
+    """The property below over 30 random values (the inner loop's share)."""
+    check_quick_deep_parse_reads_what_json_does(value, indent)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(json_values, st.sampled_from([None, 1]))
+def test_quick_deep_parse_reads_what_json_does(value: Any, indent: int | None) -> None:
+    """Every container treated as deep: shallow runs by the C scanner, the rest by hand."""
+    check_quick_deep_parse_reads_what_json_does(value, indent)
+
+
+@pytest.mark.slow
 def test_codec_handles_nesting_far_past_the_recursion_limit() -> None:
     """200,000 levels: json raises RecursionError; jsontext writes and reads it."""
     value = nested_list(200_000)
@@ -141,6 +170,7 @@ def test_codec_still_rejects_circular_values() -> None:
 # --- tree building -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_chain_deeper_than_the_recursion_limit_builds_renders_and_round_trips(
     tmp_path: Path,
 ) -> None:
@@ -158,6 +188,7 @@ def test_a_chain_deeper_than_the_recursion_limit_builds_renders_and_round_trips(
     assert loaded.to_dict()["totals"] == result.to_dict()["totals"]
 
 
+@pytest.mark.slow
 def test_a_ring_of_parent_links_becomes_one_chain_cut_at_its_earliest_span() -> None:
     """A corrupt cycle through every span: the earliest one becomes the root, no span is lost."""
     result = build_result(chain(DEEP, ring=True))
@@ -228,6 +259,7 @@ def test_a_flow_xray_file_with_a_deep_input_value_loads_and_renders(tmp_path: Pa
     assert jsontext.dumps(shown) == jsontext.dumps(nested_list(10_000))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "text"),
     [

@@ -67,6 +67,7 @@ def names(path: Path) -> list[str]:
     return [node.name for node in TraceResult.load(path)]
 
 
+@pytest.mark.slow
 def test_a_forked_child_that_outlives_its_parent_never_writes_the_parents_files(
     tmp_path: Path,
 ) -> None:
@@ -114,6 +115,7 @@ def test_a_script_that_closes_stderr_exits_with_its_own_status_and_gets_its_trac
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_a_script_that_changes_folder_gets_its_trace_where_the_user_asked(tmp_path: Path) -> None:
     (tmp_path / "elsewhere").mkdir()
     path = script(tmp_path, "moves.py", "os.chdir('elsewhere')\nwork(1)\n")
@@ -128,6 +130,7 @@ def test_a_script_that_changes_folder_gets_its_trace_where_the_user_asked(tmp_pa
     assert not list((tmp_path / "elsewhere").iterdir())
 
 
+@pytest.mark.slow
 def test_a_script_that_deletes_its_starting_folder(tmp_path: Path) -> None:
     """Outputs inside the deleted folder: one line says why, the status stays the script's;
     outputs asked for elsewhere (by a relative path) are written there."""

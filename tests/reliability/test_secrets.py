@@ -513,6 +513,7 @@ def test_flow_xray_run_prints_and_writes_no_secret(
     assert_no_leaks(sinks)
 
 
+@pytest.mark.slow
 def test_cli_errors_name_a_bad_header_or_endpoint_without_its_secret(
     tmp_path: Path, clean_env: dict[str, str]
 ) -> None:

@@ -89,7 +89,8 @@ def otlp_receiver() -> Iterator[OtlpHttpReceiver]:
             """Keep test output clean."""
 
     server.RequestHandlerClass = Handler
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # Polled every 50 ms, not the default 500: shutdown() waits for the loop to notice.
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     yield receiver
     server.shutdown()

@@ -105,6 +105,7 @@ def silent_server() -> Iterator[int]:
     server.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
 def test_hung_backend_spans_are_reported_lost_after_a_bounded_close(
     silent_server: int, protocol: str, caplog: pytest.LogCaptureFixture

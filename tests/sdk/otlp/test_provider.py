@@ -191,6 +191,7 @@ def test_unwritable_json_path_installs_nothing(tmp_path: Path) -> None:
     assert isinstance(trace_api.get_tracer_provider(), trace_api.ProxyTracerProvider)
 
 
+@pytest.mark.slow
 def test_unreachable_backend_is_reported_once_at_shutdown(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -206,6 +207,7 @@ def test_unreachable_backend_is_reported_once_at_shutdown(
     assert "UNAVAILABLE" in warnings[0]
 
 
+@pytest.mark.slow
 def test_sdk_retry_logs_are_kept_at_debug(caplog: pytest.LogCaptureFixture) -> None:
     """The SDK exporter's per-retry warnings do not reach the user's log at WARNING."""
     provider = configure(endpoint=f"http://127.0.0.1:{free_port()}/v1/traces", export_timeout_s=1)

@@ -6,10 +6,17 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from flow_xray.tree.model import TraceNode, TraceResult
 
 SCRIPTS = Path(__file__).parent / "scripts"
-START_METHODS = ("fork", "spawn", "forkserver")
+# fork is the inner loop's; spawn and forkserver start a fresh interpreter per worker (slow).
+START_METHODS = (
+    "fork",
+    pytest.param("spawn", marks=pytest.mark.slow),
+    pytest.param("forkserver", marks=pytest.mark.slow),
+)
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
 

@@ -52,6 +52,7 @@ def test_without_processes_child_calls_stay_out() -> None:
     assert list(result) == []
 
 
+@pytest.mark.slow
 def test_concurrent_captures_get_only_their_own_children() -> None:
     """Two threads, two processes captures, two pools: each result holds only its own tasks."""
     results: dict[str, TraceResult] = {}

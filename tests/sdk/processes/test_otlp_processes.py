@@ -31,6 +31,7 @@ def _pids(proc: subprocess.CompletedProcess[str]) -> dict[str, int]:
     return data
 
 
+@pytest.mark.slow
 def test_otlp_json_file_holds_one_trace_across_processes(flow_xray: Cli) -> None:
     """Pool workers' and a subprocess's spans land in the file, once each, in the parent's trace."""
     proc = flow_xray("run", "-q", "--otlp-json", "spans.jsonl", str(PIPELINE))
@@ -53,6 +54,7 @@ def test_otlp_json_file_holds_one_trace_across_processes(flow_xray: Cli) -> None
     assert all(r.parent_id == by_name["fan_out"].span_id for r in records if r.name == "score")
 
 
+@pytest.mark.slow
 def test_otlp_http_export_holds_one_trace_across_processes(
     flow_xray: Cli,
     otlp_receiver: OtlpHttpReceiver,

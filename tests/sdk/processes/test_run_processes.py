@@ -80,6 +80,7 @@ def test_process_target_runs_under_the_call_that_started_it(flow_xray: Cli, meth
     assert {step.pid for step in work.children} == {printed["child"]}
 
 
+@pytest.mark.slow
 def test_subprocess_worker_joins_under_the_call_that_ran_it(flow_xray: Cli) -> None:
     """subprocess.run([python, worker.py]): the worker's calls hang under run_worker."""
     proc = flow_xray("run", "-q", "--json", "t.json", str(SCRIPTS / "shell_out.py"), "ok")
@@ -91,6 +92,7 @@ def test_subprocess_worker_joins_under_the_call_that_ran_it(flow_xray: Cli) -> N
     assert [(c.name, c.kind, c.pid) for c in job.children] == [("parse", "tool", printed["child"])]
 
 
+@pytest.mark.slow
 def test_child_that_raises_shows_its_error(flow_xray: Cli) -> None:
     """A worker process that dies of an exception: its call is an error with its traceback."""
     result = traced(flow_xray, "shell_out.py", "raise")
@@ -117,6 +119,7 @@ def test_child_killed_with_sigkill_loses_only_its_unfinished_calls(flow_xray: Cl
     assert not supervise.incomplete
 
 
+@pytest.mark.slow
 def test_nested_subprocesses_two_levels_deep(flow_xray: Cli) -> None:
     """outer -> middle -> inner, each a subprocess of the one above: one chain, three pids."""
     proc = flow_xray("run", "-q", "--json", "t.json", str(SCRIPTS / "nested.py"))
@@ -181,6 +184,7 @@ def test_forked_child_ends_on_sigterm_as_under_plain_python(flow_xray: Cli) -> N
     assert _printed(proc.stdout) == {"signal": 15, "exit": None}
 
 
+@pytest.mark.slow
 def test_incoming_traceparent_is_continued(flow_xray: Cli) -> None:
     """An incoming TRACEPARENT: every call, in every process, joins that trace."""
     trace_id, span_id = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
@@ -192,6 +196,7 @@ def test_incoming_traceparent_is_continued(flow_xray: Cli) -> None:
     assert len({node.pid for node in result}) == 2
 
 
+@pytest.mark.slow
 def test_without_incoming_context_children_share_the_scripts_trace(flow_xray: Cli) -> None:
     """With no TRACEPARENT the run starts its own trace; children join it, not a new one."""
     result = traced(flow_xray, "nested.py")

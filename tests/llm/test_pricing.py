@@ -1,4 +1,4 @@
-"""Specification of `flow_xray.pricing`: the dated price table and cost arithmetic."""
+"""Specification of `flow_xray.llm.pricing`: the dated price table and cost arithmetic."""
 
 from __future__ import annotations
 

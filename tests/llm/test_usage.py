@@ -1,4 +1,4 @@
-"""Specification of `flow_xray.llm`: usage from responses and `trace.usage`, and its attributes."""
+"""Specification of `flow_xray.llm.usage`: usage from responses and `trace.usage`, as attributes."""
 
 from __future__ import annotations
 

@@ -1,0 +1,123 @@
+"""The fast paths: plain JSON values go straight to the C encoder, no walk.
+
+Most traced calls take a few str/int/float/bool/None arguments and return
+one of those or a small dict of them. `plain_budget` tells such values apart
+(within every cap, no secret name, no credential inside a string) at the
+cost of one look per item; `fast_object` encodes a dict of them with secret
+top-level names redacted. Anything else returns "not plain" and takes the
+bounded walk (`flow_xray.serialize.walk`). No OpenTelemetry here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from flow_xray.serialize.cut import encode_json
+from flow_xray.serialize.limits import Limits
+from flow_xray.serialize.secrets import REDACTED, is_secret_name, scrub_text, secret_name_cache
+
+# Ints within 64 bits are written as they are; bigger ones take the walk.
+_FAST_INT: Final = 1 << 63
+
+
+def plain_budget(
+    value: Any, depth: int, budget: int, limits: Limits, secret: dict[str, bool] | None
+) -> int:
+    """Budget left after `value` if it is plain JSON needing no cut, else -1.
+
+    Plain: str/int/float/bool/None and dicts (str keys, none secret) and
+    lists/tuples of plain values within every cap. Such values go straight to
+    the C encoder; NaN and infinities are left to it, and it refuses them.
+    `budget` (estimated output bytes) bounds the work on big values.
+    """
+    kind = type(value)
+    if kind is str:
+        if len(value) > limits.max_string or (secret is not None and holds_secret(value, limits)):
+            return -1
+        return budget - len(value) - 3
+    if kind is int:
+        return budget - 8 if -_FAST_INT < value < _FAST_INT else -1
+    if kind is float or kind is bool or value is None:
+        return budget - 8
+    if depth >= limits.max_depth or budget < 0:
+        return -1
+    if kind is list or kind is tuple:
+        if len(value) > limits.max_items:
+            return -1
+        for item in value:
+            budget = plain_budget(item, depth + 1, budget - 1, limits, secret)
+            if budget < 0:
+                return -1
+        return budget
+    if kind is dict:
+        return _plain_dict(value, depth, budget, limits, secret)
+    return -1
+
+
+def _plain_dict(
+    value: dict[Any, Any], depth: int, budget: int, limits: Limits, secret: dict[str, bool] | None
+) -> int:
+    """`plain_budget` of a dict: str keys within the caps, none secret, plain values."""
+    if len(value) > limits.max_items:
+        return -1
+    for key, item in value.items():
+        if type(key) is not str or len(key) > limits.max_string:
+            return -1
+        if secret is not None and secret.get(key, True) and is_secret_name(key, limits):
+            return -1
+        budget = plain_budget(item, depth + 1, budget - len(key) - 4, limits, secret)
+        if budget < 0:
+            return -1
+    return budget
+
+
+def holds_secret(text: str, limits: Limits) -> bool:
+    """Whether scrubbing would change ``text`` (then the walk, which scrubs, takes over)."""
+    return len(text) >= 8 and scrub_text(text, limits) is not text
+
+
+def fits(value: Any, max_bytes: int) -> str | None:
+    """The JSON text of a plain value if it fits `max_bytes`, else None."""
+    try:
+        text = encode_json(value)
+        if text.isascii():
+            return text if len(text) <= max_bytes else None
+        return text if len(text.encode("utf-8")) <= max_bytes else None
+    except ValueError:  # NaN/Infinity, or lone surrogates in the UTF-8 check
+        return None
+
+
+def fast_object(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> str | None:
+    """JSON for a dict of plain values (arguments, a result), secret top-level names
+    redacted; None to take the walk."""
+    if len(arguments) > limits.max_items:
+        return None
+    secret = secret_name_cache(limits) if limits.redact else None
+    out: dict[Any, Any] | None = None
+    budget = max_bytes
+    for key, value in arguments.items():
+        if type(key) is not str:
+            return None
+        if secret is not None and secret.get(key, True) and is_secret_name(key, limits):
+            if out is None:
+                out = dict(arguments)
+            out[key] = REDACTED
+            continue
+        kind = type(value)  # scalars inline: the common case, worth skipping a call
+        if kind is str:
+            if len(value) > limits.max_string:
+                return None
+            if secret is not None and holds_secret(value, limits):
+                return None
+            budget -= len(value)
+        elif kind is int:
+            if not -_FAST_INT < value < _FAST_INT:
+                return None
+        elif not (kind is float or kind is bool or value is None):
+            budget = plain_budget(value, 1, budget - len(key) - 4, limits, secret)
+            if budget < 0:
+                return None
+    return fits(arguments if out is None else out, max_bytes)
+
+
+__all__ = ["fast_object", "fits", "holds_secret", "plain_budget"]

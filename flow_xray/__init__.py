@@ -10,6 +10,10 @@ The package is a folder per layer, each with an import rule (see the README's
 ``render``, ``autodiff``, ``integrations`` (pytest and notebooks) and ``cli``.
 Exports are lazy so that ``from flow_xray import Value`` never loads
 OpenTelemetry: each name is imported from its module on first access.
+
+PYTEST_DONT_REWRITE: the package ships a pytest plugin, so pytest would rewrite
+its asserts, and warn (an error under ``-W error``) when it was imported before
+pytest started, as under ``flow-xray run -m pytest``; this marker stops both.
 """
 
 from __future__ import annotations

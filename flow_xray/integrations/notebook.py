@@ -9,10 +9,14 @@ asks).
 
 How the page is shown, and why:
 
-- In ``<iframe sandbox="allow-scripts" srcdoc="...">``: the page runs as it does
-  from a file, in an opaque origin, so it cannot touch the notebook's page
-  (its cookies, its kernel connection) and the notebook's styles cannot touch
-  it. Its own Content-Security-Policy still forbids any network access.
+- In ``<iframe sandbox="allow-scripts allow-downloads" allow="clipboard-write"
+  srcdoc="...">``: the page runs as it does from a file, in an opaque origin, so
+  it cannot touch the notebook's page (its cookies, its kernel connection) and
+  the notebook's styles cannot touch it; its own Content-Security-Policy still
+  forbids any network access. The two grants are for the page's own buttons,
+  each run only on a click: "JSON" saves the trace as a file, "Copy" writes to
+  the clipboard (without them Chromium blocks both inside a sandbox). What the
+  page keeps in ``localStorage`` (pane sizes) it keeps in memory there.
 - Once: the output holds one copy of the page (with its data compressed, as
   every flow-xray page embeds it) and a one-line text form (`trace_text`), not
   the dataclass repr of every node; a notebook saved with outputs stays small.
@@ -87,13 +91,15 @@ _LINK_SCRIPT: Final = """<script>
 def inline_page(page: str, title: str, note: str = "", height: int = HEIGHT) -> str:
     """Return the HTML showing the offline page ``page`` inline in a notebook output.
 
-    The page goes into a sandboxed ``<iframe srcdoc>`` (scripts only: no
-    same-origin access, no forms, no pop-ups) of ``height`` pixels, under it
+    The page goes into a sandboxed ``<iframe srcdoc>`` (scripts, and downloads
+    and clipboard writes on a click; no same-origin access, no forms, no pop-ups)
+    of ``height`` pixels, under it
     ``note`` (plain text) and an "Open full size" link (see the module docs).
     """
     return (
         '<div class="flow-xray-inline">'
-        f'<iframe sandbox="allow-scripts" title="{html.escape(title)}" '
+        '<iframe sandbox="allow-scripts allow-downloads" allow="clipboard-write" '
+        f'title="{html.escape(title)}" '
         f'style="{_FRAME_STYLE.format(height=int(height))}" '
         f'srcdoc="{html.escape(page, quote=True)}"></iframe>'
         f'<div style="{_ROW_STYLE}">{html.escape(note)}'

@@ -101,7 +101,7 @@ def inline_page(page: str, title: str, note: str = "", height: int = HEIGHT) -> 
         '<iframe sandbox="allow-scripts allow-downloads" allow="clipboard-write" '
         f'title="{html.escape(title)}" '
         f'style="{_FRAME_STYLE.format(height=int(height))}" '
-        f'srcdoc="{html.escape(page, quote=True)}"></iframe>'
+        f"srcdoc='{_attribute(page)}'></iframe>"
         f'<div style="{_ROW_STYLE}">{html.escape(note)}'
         f"{' · ' if note else ''}"
         '<a target="_blank" rel="noopener" style="display:none"'
@@ -109,6 +109,18 @@ def inline_page(page: str, title: str, note: str = "", height: int = HEIGHT) -> 
         "Open full size</a></div>"
         f"{_LINK_SCRIPT}</div>"
     )
+
+
+def _attribute(text: str) -> str:
+    """``text`` as a single-quoted attribute value, on one line.
+
+    Only ``&`` and ``'`` need escaping there (``<`` and ``>`` are plain text inside
+    quotes), and a page has far fewer ``'`` than ``"``. Newlines become ``&#10;``:
+    nbformat saves each line of an output as a JSON string of its own, indented,
+    which would add a quarter to the notebook. The output stays within a few
+    percent of the page's size, in the notebook file too.
+    """
+    return text.replace("&", "&amp;").replace("'", "&#39;").replace("\n", "&#10;")
 
 
 def trace_text(result: TraceResult) -> str:

@@ -1,0 +1,85 @@
+"""Fixtures of the integration tests: a notebook executed by a real kernel, and Chromium.
+
+The browser is Debian's Chromium driven by Playwright (as in ``tests/viewer``),
+every request outside the page (``file:``, ``blob:``, ``data:``, ``about:``)
+refused and recorded, since the pages must work offline.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from notebook_sample import execute_notebook
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
+LOCAL = ("file:", "blob:", "data:", "about:")
+
+
+@pytest.fixture(scope="session")
+def executed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    """The sample notebook after a real kernel ran it: its folder and the notebook."""
+    pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    folder = tmp_path_factory.mktemp("notebook")
+    return folder, execute_notebook(folder)
+
+
+@pytest.fixture(scope="session")
+def browser(e2e_missing: Callable[[str], Any]) -> Iterator[Any]:
+    """One headless Chromium for the session (skips, or fails under FLOW_XRAY_E2E=1, if absent)."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        e2e_missing("playwright is not installed")
+    if not os.access(CHROMIUM, os.X_OK):
+        e2e_missing(f"chromium not found at {CHROMIUM}")
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
+
+
+class Opened:
+    """A page opened from a file, with what it tried to reach and what it logged."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page
+        self.refused: list[str] = []
+        self.errors: list[str] = []
+
+
+@pytest.fixture
+def open_file(browser: Any) -> Iterator[Callable[[Path], Opened]]:
+    """Return ``open(path) -> Opened``: load a local file in a fresh 1400x900 context."""
+    contexts: list[Any] = []
+
+    def open_path(path: Path) -> Opened:
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        contexts.append(context)
+        page = context.new_page()
+        opened = Opened(page)
+
+        def route(request_route: Any) -> None:
+            url = request_route.request.url
+            if url.startswith(LOCAL):
+                request_route.continue_()
+            else:
+                opened.refused.append(url)
+                request_route.abort()
+
+        context.route("**/*", route)
+        page.on(
+            "console", lambda msg: opened.errors.append(msg.text) if msg.type == "error" else None
+        )
+        page.on("pageerror", lambda exc: opened.errors.append(str(exc)))
+        page.goto(path.as_uri())
+        return opened
+
+    yield open_path
+    for context in contexts:
+        context.close()

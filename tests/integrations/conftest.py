@@ -13,11 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chromium_page import CHROMIUM, CHROMIUM_ARGS, LOCAL, Opened
 from notebook_sample import execute_notebook
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
-LOCAL = ("file:", "blob:", "data:", "about:")
 
 
 @pytest.fixture(scope="session")
@@ -44,39 +41,35 @@ def browser(e2e_missing: Callable[[str], Any]) -> Iterator[Any]:
         instance.close()
 
 
-class Opened:
-    """A page opened from a file, with what it tried to reach and what it logged."""
-
-    def __init__(self, page: Any) -> None:
-        self.page = page
-        self.refused: list[str] = []
-        self.errors: list[str] = []
-
-
 @pytest.fixture
 def open_file(browser: Any) -> Iterator[Callable[[Path], Opened]]:
     """Return ``open(path) -> Opened``: load a local file in a fresh 1400x900 context."""
     contexts: list[Any] = []
 
     def open_path(path: Path) -> Opened:
-        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        context = browser.new_context(
+            viewport={"width": 1400, "height": 900}, accept_downloads=True
+        )
         contexts.append(context)
         page = context.new_page()
         opened = Opened(page)
 
         def route(request_route: Any) -> None:
-            url = request_route.request.url
-            if url.startswith(LOCAL):
+            request = request_route.request
+            if request.url.startswith(LOCAL):
                 request_route.continue_()
             else:
-                opened.refused.append(url)
+                opened.refused.append((request.url, request.frame.parent_frame is None))
                 request_route.abort()
 
+        def console(message: Any) -> None:
+            if message.type == "error":
+                from_page = message.location.get("url", "") != "about:srcdoc"
+                opened.errors.append((message.text, from_page))
+
         context.route("**/*", route)
-        page.on(
-            "console", lambda msg: opened.errors.append(msg.text) if msg.type == "error" else None
-        )
-        page.on("pageerror", lambda exc: opened.errors.append(str(exc)))
+        page.on("console", console)
+        page.on("pageerror", lambda exc: opened.errors.append((str(exc), True)))
         page.goto(path.as_uri())
         return opened
 

@@ -41,6 +41,7 @@ The ``flow_xray_trace`` fixture works with or without ``--flow-xray``: see `Live
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import inspect
 import re
@@ -322,9 +323,33 @@ class Recorder:
         self.problems: list[tuple[str, str]] = []
         self.errors: set[str] = set()  # tests failing outside their call phase
         self.failed: set[str] = set()
+        self._channel: tuple[contextvars.Context, ExitStack] | None = None
+
+    def _keep_the_channel_open(self) -> None:
+        """Hold one ``processes=True`` capture open while tests run here.
+
+        The channel child processes report to lives while any processes capture
+        is open (`trace.capture`); without this one, each test's capture would
+        start and stop it, a few times the cost of the capture itself. It is
+        opened in an empty context where nothing runs, so it collects nothing;
+        and only where tests run (not on an xdist controller, whose workers would
+        otherwise report to it).
+        """
+        context = contextvars.Context()
+        stack = ExitStack()
+        context.run(stack.enter_context, flow_xray.trace.capture(processes=True))
+        self._channel = context, stack
+
+    def pytest_unconfigure(self) -> None:
+        if self._channel is not None:
+            context, stack = self._channel
+            self._channel = None
+            context.run(stack.close)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, Any, Any]:
+        if self._channel is None:
+            self._keep_the_channel_open()
         run = item.stash[_RUN] = _TestRun()
         try:
             return (yield)

@@ -26,9 +26,14 @@ def executed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     return folder, execute_notebook(folder)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(e2e_missing: Callable[[str], Any]) -> Iterator[Any]:
-    """One headless Chromium for the session (skips, or fails under FLOW_XRAY_E2E=1, if absent)."""
+    """One headless Chromium per module (skips, or fails under FLOW_XRAY_E2E=1, if absent).
+
+    Not for the session: Playwright's sync API keeps an event loop running in this
+    thread while it is started, and later tests (``asyncio.run``, another folder's
+    browser) must not find one.
+    """
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:

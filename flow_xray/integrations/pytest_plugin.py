@@ -32,6 +32,10 @@ is replaced when the test is run again.
 - Async tests (``pytest-asyncio``) run their body inside the test's traced
   call; a test opening its own ``trace.capture()`` sees its calls, and so
   does the plugin's capture.
+- Child processes find their parent through two environment variables set
+  while tests run (``FLOW_XRAY_CHANNEL`` and a ``PYTHONPATH`` entry, see
+  `trace.capture`); a module- or session-scoped fixture is set up inside the
+  first test that needs it, so its calls are in that test's trace.
 
 ``--flow-xray`` takes its folder only as ``--flow-xray=DIR``: a path after a
 bare ``--flow-xray`` stays a test path (``pytest --flow-xray tests/``).
@@ -139,7 +143,10 @@ class LiveTrace:
     @property
     def errors(self) -> list[TraceNode]:
         """Each failure so far once, at the call that raised it (handled ones too)."""
-        return [node for node in self.result if node.error_origin]
+        result = self.result
+        if result.totals.errors == 0:  # totals also marks each failure's origin
+            return []
+        return [node for node in result if node.error_origin]
 
     def find(self, name: str) -> TraceNode | None:
         """The first call named ``name`` (see `TraceResult.find`), or None."""

@@ -91,10 +91,10 @@ _LINK_SCRIPT: Final = """<script>
 def inline_page(page: str, title: str, note: str = "", height: int = HEIGHT) -> str:
     """Return the HTML showing the offline page ``page`` inline in a notebook output.
 
-    The page goes into a sandboxed ``<iframe srcdoc>`` (scripts, and downloads
-    and clipboard writes on a click; no same-origin access, no forms, no pop-ups)
-    of ``height`` pixels, under it
-    ``note`` (plain text) and an "Open full size" link (see the module docs).
+    The page goes into a sandboxed ``<iframe srcdoc>`` of ``height`` pixels
+    (scripts, and downloads and clipboard writes on a click; no same-origin
+    access, no forms, no pop-ups); under it go ``note`` (plain text) and an
+    "Open full size" link (see the module docs).
     """
     return (
         '<div class="flow-xray-inline">'

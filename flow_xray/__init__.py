@@ -7,9 +7,13 @@ autodiff names (`Value` and friends) live in an OpenTelemetry-free module.
 The package is a folder per layer, each with an import rule (see the README's
 "Architecture"): ``tracing`` (the decorator, OpenTelemetry API only), ``sdk``
 (collecting and exporting), ``tree`` (plain data), ``serialize``, ``llm``,
-``render``, ``autodiff`` and ``cli``. Exports are lazy so that
-``from flow_xray import Value`` never loads OpenTelemetry: each name is
-imported from its module on first access.
+``render``, ``autodiff``, ``integrations`` (pytest and notebooks) and ``cli``.
+Exports are lazy so that ``from flow_xray import Value`` never loads
+OpenTelemetry: each name is imported from its module on first access.
+
+PYTEST_DONT_REWRITE: the package ships a pytest plugin, so pytest would rewrite
+its asserts, and warn (an error under ``-W error``) when it was imported before
+pytest started, as under ``flow-xray run -m pytest``; this marker stops both.
 """
 
 from __future__ import annotations
@@ -62,6 +66,8 @@ _EXPORTS: dict[str, str] = {
     "value_viewer_html": "flow_xray.autodiff",
     "write_value_viewer_html": "flow_xray.autodiff",
     "ir_from_json": "flow_xray.autodiff",
+    # notebooks: IPython's ``%load_ext flow_xray`` calls this on the package
+    "load_ipython_extension": "flow_xray.integrations.notebook",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -90,6 +96,9 @@ if TYPE_CHECKING:
         ConfigurationError as ConfigurationError,
         FlowXrayError as FlowXrayError,
         TraceFileError as TraceFileError,
+    )
+    from flow_xray.integrations.notebook import (
+        load_ipython_extension as load_ipython_extension,
     )
     from flow_xray.llm.pricing import register_prices as register_prices
     from flow_xray.sdk.otlp_json_export import OtlpJsonFileExporter as OtlpJsonFileExporter

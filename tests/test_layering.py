@@ -73,6 +73,11 @@ RULES: dict[str, Rule] = {
         "api",
         "the top of the stack: it only drives the library",
     ),
+    "integrations": Rule(
+        SHARED | {"integrations", "public", "tracing", "tree"},
+        "none",
+        "pytest and notebooks drive the public library only",
+    ),
     "compat": Rule(
         SHARED | {"autodiff", "render", "tracing", "tree"}, "api", "0.2.0 paths over the layers"
     ),
@@ -81,9 +86,13 @@ RULES: dict[str, Rule] = {
 # ``trace.capture()`` / ``trace.run()`` need the SDK's collecting processor.
 # And the trace model's thin `TraceResult.diff` / `to_html(static=)` call the analyses
 # over it (lazily, at call time: nothing in tree/ needs analysis/ to load).
+# And the notebook bridge: `TraceResult._repr_html_` / `_repr_pretty_` and `Value._repr_html_`
+# hand a notebook's display to `flow_xray.integrations.notebook`, imported when first shown.
 BRIDGES = {
     ("tracing/api.py", "flow_xray.sdk.capture"),
     ("tree/model.py", "flow_xray.analysis"),
+    ("tree/model.py", "flow_xray.integrations.notebook"),
+    ("autodiff/value.py", "flow_xray.integrations.notebook"),
 }
 ROOT_FILES = {"__init__.py", "__main__.py"}
 
@@ -209,7 +218,7 @@ def test_nothing_imports_the_cli() -> None:
     assert importers == []
 
 
-OTEL_FREE = ("serialize", "llm", "tree", "render", "autodiff", "analysis")
+OTEL_FREE = ("serialize", "llm", "tree", "render", "autodiff", "analysis", "integrations")
 
 
 def test_opentelemetry_free_layers_load_no_opentelemetry() -> None:

@@ -167,6 +167,15 @@ class Value(metaclass=_ValueType):
         label = f", label={self.label!r}" if self.label else ""
         return f"Value(data={self.data!r}, grad={self.grad!r}{label}{op})"
 
+    def _repr_html_(self) -> str | None:
+        """Jupyter's inline view of this graph; the notebook bridge, imported on first use.
+
+        See `flow_xray.integrations.notebook.value_html` (None for a graph too big to draw).
+        """
+        from flow_xray.integrations.notebook import value_html  # the notebook bridge
+
+        return value_html(self)
+
     # -- arithmetic: the result, then d(result)/d(operand) by name ----------------
 
     def __add__(self, other: Value | float | str) -> Value:

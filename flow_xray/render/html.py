@@ -71,8 +71,12 @@ _JSON_ESCAPES = (
 )
 
 
-def trace_to_html(data: Mapping[str, Any], title: str = "flow-xray trace") -> str:
+def trace_to_html(
+    data: Mapping[str, Any], title: str = "flow-xray trace", select: str | None = None
+) -> str:
     """Return the offline viewer page for a trace in its JSON form (``TraceResult.to_dict()``).
+
+    ``select`` names the call the page opens on (see `columns_to_html`).
 
     Example::
 
@@ -87,6 +91,7 @@ def trace_to_html(data: Mapping[str, Any], title: str = "flow-xray trace") -> st
         title,
         absent=absent,
         static=static if isinstance(static, Mapping) else None,
+        select=select,
     )
 
 
@@ -97,9 +102,14 @@ def columns_to_html(
     *,
     absent: Absent | None = None,
     static: Mapping[str, Any] | None = None,
+    select: str | None = None,
 ) -> str:
     """Return the viewer page for a trace given as columns (every call in pre-order, one list
     per field plus ``parent``; ``absent`` lists per field the calls without it).
+
+    ``select`` (a call's ``span_id``, or its ``id`` when it has none) is the call the
+    page opens on instead of the overview's choice; a call named in the URL fragment
+    still wins, and an unknown one changes nothing.
 
     This is what `TraceResult.to_html` hands over (`flow_xray.tree.flat.trace_columns`):
     no dict per call, so a million-call trace renders in seconds. The columns are
@@ -108,12 +118,16 @@ def columns_to_html(
     absent = dict(absent or {})
     shape = finish_columns(columns, totals)
     _add_chat(columns, absent)
+    summary = overview(columns, shape)
+    row = _row_of(columns, select) if select else -1
+    if row >= 0:
+        summary["first"] = row  # the row the page opens on (trace_app.js restoreState)
     head: dict[str, Any] = {
         "mode": "trace",
         "title": title,
         "totals": dict(totals) if isinstance(totals, Mapping) else None,
         "slow_share": SLOW_SHARE,
-        "overview": overview(columns, shape),
+        "overview": summary,
     }
     if static is not None:
         head["static"] = static
@@ -247,6 +261,16 @@ def _add_chat(columns: Columns, absent: Absent) -> None:
     if any(chat is not None for chat in chats):
         columns["chat"] = chats
         absent["chat"] = [i for i, chat in enumerate(chats) if chat is None]
+
+
+def _row_of(columns: Columns, call: str) -> int:
+    """The row of the call whose ``span_id`` (else ``id``) is ``call``; -1 when none is."""
+    for key in ("span_id", "id"):
+        values = columns.get(key) or ()
+        for row, value in enumerate(values):
+            if value == call:
+                return row
+    return -1
 
 
 def _parsed(value: Any) -> Any:

@@ -652,29 +652,49 @@ class TraceResult:
         path: str | os.PathLike[str] | None = None,
         title: str = "flow-xray trace",
         static: StaticIndex | None = None,
+        select: TraceNode | str | None = None,
     ) -> str:
         """Return the self-contained offline viewer page; also write it to ``path`` if given.
 
         With ``static`` (a `StaticIndex` of the program's source) the page also
         shows the static context: functions that could have run from the calls
         that did, as dashed ghost nodes, and each call's static callers and callees.
+        ``select`` (a node of this trace, or its ``span_id``) is the call the page
+        opens on, instead of the overview's choice (the root-cause failure).
         """
         from flow_xray.render import columns_to_html, trace_to_html
 
+        call = (select.span_id or select.id) if isinstance(select, TraceNode) else select
         if static is not None:  # the static context adds nodes to the JSON form
             data = static.merge(self).annotate(self.to_dict())
-            html = trace_to_html(data, title=title)
+            html = trace_to_html(data, title=title, select=call)
         else:
             from flow_xray.tree.flat import trace_columns
 
             totals = self._totals_dict()
             with jsontext.gc_paused():  # a column per field, a row per call: no cycles
-                html = columns_to_html(trace_columns(self.roots), totals, title)
+                html = columns_to_html(trace_columns(self.roots), totals, title, select=call)
         if has_unwritable(html):  # surrogates from foreign spans: shown as escapes
-            html = writable(trace_to_html(writable_data(self.to_dict()), title=writable(title)))
+            data = writable_data(self.to_dict())
+            html = writable(trace_to_html(data, title=writable(title), select=call))
         if path is not None:
             write_text_atomic(path, html)
         return html
+
+    # The notebook bridge: Jupyter (and VS Code) ask these for a result shown in a cell;
+    # how it is shown lives in `flow_xray.integrations.notebook`, imported on first use.
+
+    def _repr_html_(self) -> str:
+        """The viewer inline, in a sandboxed iframe (`flow_xray.integrations.notebook`)."""
+        from flow_xray.integrations.notebook import trace_html  # the notebook bridge
+
+        return trace_html(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """IPython's text form: one summary line, not every node (`trace_text`)."""
+        from flow_xray.integrations.notebook import trace_text  # the notebook bridge
+
+        printer.text(trace_text(self))
 
 
 # -- 0.2.0's constructor forms -------------------------------------------------------

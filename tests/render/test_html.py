@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from flow_xray import TraceResult
 from flow_xray.render import Graph, GraphNode, dot_viewer_html, graph_to_html, trace_to_html
 from flow_xray.render.html import SCRIPT_FILES, STYLE_FILE, csp_hash, embed_json
 from flow_xray.render.payload import read_page
@@ -120,3 +121,40 @@ def test_assets_are_readable_hand_written_files() -> None:
     for name in (*SCRIPT_FILES, STYLE_FILE):
         lines = folder.joinpath(name).read_text("utf-8").splitlines()
         assert max(len(line) for line in lines) < 2000, name
+
+
+def selectable_trace() -> dict[str, Any]:
+    """A failure raised in ``b`` (the overview's first row) and a call ``c`` to select."""
+
+    def call(name: str, span: str, error: str | None = None) -> dict[str, Any]:
+        return {"name": name, "span_id": span, "error": error, "status": "error" if error else "ok"}
+
+    return {
+        "version": 1,
+        "nodes": [
+            {**call("a", "a1"), "children": [call("b", "b1", "ValueError: x"), call("c", "c1")]}
+        ],
+    }
+
+
+def test_select_names_the_call_the_page_opens_on() -> None:
+    """``select`` (a span id, or an id) becomes the overview's first row; the rest is kept."""
+    plain = payload(trace_to_html(selectable_trace()))
+    chosen = payload(trace_to_html(selectable_trace(), select="c1"))
+    assert plain["nodes"][plain["overview"]["first"]]["name"] == "b"
+    assert chosen["nodes"][chosen["overview"]["first"]]["name"] == "c"
+    assert {**chosen["overview"], "first": plain["overview"]["first"]} == plain["overview"]
+
+
+def test_an_unknown_selection_changes_nothing() -> None:
+    """A span id the trace does not have leaves the overview's own choice."""
+    assert payload(trace_to_html(selectable_trace(), select="nope")) == payload(
+        trace_to_html(selectable_trace())
+    )
+
+
+def test_to_html_selects_a_node_of_the_trace() -> None:
+    """``TraceResult.to_html(select=node)`` opens on that node (by its span id)."""
+    result = TraceResult.from_dict(selectable_trace())
+    chosen = payload(result.to_html(select=result.find("c")))
+    assert chosen["nodes"][chosen["overview"]["first"]]["name"] == "c"

@@ -243,7 +243,8 @@ class CellTrace:
 
     def magic(self, line: str, cell: str) -> None:
         """The cell magic itself, for what the transformer leaves: a bad line, a direct call."""
-        from IPython.core.error import UsageError  # IPython's own: this runs only in its shell
+        # IPython (optional) is loaded only in its own shell, where this magic runs.
+        from IPython.core.error import UsageError  # noqa: PLC0415 (optional dependency)
 
         try:
             options = _options(line)

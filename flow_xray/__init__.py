@@ -33,7 +33,7 @@ _EXPORTS: dict[str, str] = {
     "TraceNode": "flow_xray.tree.model",
     "TraceResult": "flow_xray.tree.model",
     "Totals": "flow_xray.tree.model",
-    "load_trace": "flow_xray.tree.load",
+    "load_trace": "flow_xray.formats.registry",
     # values, limits and secrets (serialize/)
     "Limits": "flow_xray.serialize.limits",
     "get_limits": "flow_xray.serialize.limits",
@@ -91,6 +91,7 @@ if TYPE_CHECKING:
         FlowXrayError as FlowXrayError,
         TraceFileError as TraceFileError,
     )
+    from flow_xray.formats.registry import load_trace as load_trace
     from flow_xray.llm.pricing import register_prices as register_prices
     from flow_xray.sdk.otlp_json_export import OtlpJsonFileExporter as OtlpJsonFileExporter
     from flow_xray.sdk.processor import FlowXrayProcessor as FlowXrayProcessor
@@ -109,7 +110,6 @@ if TYPE_CHECKING:
         propagate as propagate,
         trace as trace,
     )
-    from flow_xray.tree.load import load_trace as load_trace
     from flow_xray.tree.model import (
         Totals as Totals,
         TraceNode as TraceNode,

@@ -41,30 +41,39 @@ RULES: dict[str, Rule] = {
     "serialize": Rule(SHARED | {"serialize"}, "none", "values to text, no tracing"),
     "llm": Rule(SHARED | {"llm", "serialize"}, "none", "usage and prices are plain data"),
     "tree": Rule(
-        SHARED | {"tree", "llm", "serialize", "render"},
+        SHARED | {"tree", "llm", "serialize"},
         "none",
-        "the trace as plain data (rendered through render/)",
+        "the trace model on the floor (files, analyses, pages sit above it)",
+    ),
+    "analysis": Rule(
+        SHARED | {"analysis", "tree", "llm", "serialize"}, "none", "pure functions over the model"
+    ),
+    "formats": Rule(
+        SHARED | {"formats", "tree", "analysis", "serialize"}, "none", "trace files to the model"
     ),
     "render": Rule(
-        SHARED | {"render", "llm"}, "none", "renderers see plain data only (llm/ reads chat shapes)"
+        SHARED | {"render", "tree", "analysis"},
+        "none",
+        "pages only present the model and its analyses (no llm/, no formats/)",
     ),
     "autodiff": Rule(SHARED | {"autodiff", "render"}, "none", "autodiff never loads tracing"),
-    "analysis": Rule(
-        SHARED | {"analysis", "tree", "render", "llm", "serialize"}, "none", "pure functions"
-    ),
     "tracing": Rule(
         SHARED | {"tracing", "serialize", "llm", "tree"},
         "api",
         "the decorator works under any provider",
     ),
-    "sdk": Rule(SHARED | {"sdk", "tracing", "tree", "serialize", "llm"}, "any", "SDK side"),
+    "sdk": Rule(
+        SHARED | {"sdk", "tracing", "tree", "formats", "analysis", "serialize", "llm"},
+        "any",
+        "SDK side",
+    ),
     "examples": Rule(
         SHARED | {"examples", "public", "tracing", "tree", "sdk"}, "api", "user-level code"
     ),
     "cli": Rule(
         SHARED
         | {"cli", "public", "tracing", "sdk", "tree", "serialize", "llm", "render", "autodiff"}
-        | {"examples", "analysis"},
+        | {"examples", "analysis", "formats"},
         "api",
         "the top of the stack: it only drives the library",
     ),
@@ -74,11 +83,16 @@ RULES: dict[str, Rule] = {
 }
 # The one place the API side reaches the SDK side (documented in tracing/state.py):
 # ``trace.capture()`` / ``trace.run()`` need the SDK's collecting processor.
-# And the trace model's thin `TraceResult.diff` / `to_html(static=)` call the analyses
-# over it (lazily, at call time: nothing in tree/ needs analysis/ to load).
+# The trace model's 0.2.0 convenience methods (`TraceResult.to_html`, ``load``,
+# ``save``, ``totals``, ``diff``, ...) are one-line delegations to the layers above it,
+# imported when called (and their signatures' types); 0.3's ``TraceDiff.to_html`` the
+# same for the diff page. Nothing in tree/ or analysis/ needs those layers to load.
 BRIDGES = {
     ("tracing/api.py", "flow_xray.sdk.capture"),
     ("tree/model.py", "flow_xray.analysis"),
+    ("tree/model.py", "flow_xray.formats"),
+    ("tree/model.py", "flow_xray.render"),
+    ("analysis/diff/trace_diff.py", "flow_xray.render.diff_page"),
 }
 ROOT_FILES = {"__init__.py", "__main__.py"}
 
@@ -179,7 +193,10 @@ def test_imports_follow_the_layer_rules(path: Path) -> None:
         ("tree", "from opentelemetry import trace"),
         ("serialize", "import opentelemetry.trace"),
         ("autodiff", "from flow_xray.tracing import trace"),
-        ("render", "from flow_xray.tree.model import TraceResult"),
+        ("render", "from flow_xray.formats.registry import load_trace"),
+        ("render", "from flow_xray.llm.messages import chat_view"),
+        ("tree", "from flow_xray.analysis.accounting import analyze"),
+        ("analysis", "from flow_xray.render.page import page"),
         ("tree", "def lazy():\n    from flow_xray.sdk.capture import capture"),
     ],
 )
@@ -202,7 +219,7 @@ def test_nothing_imports_the_cli() -> None:
     assert importers == []
 
 
-OTEL_FREE = ("serialize", "llm", "tree", "render", "autodiff", "analysis")
+OTEL_FREE = ("serialize", "llm", "tree", "formats", "render", "autodiff", "analysis")
 
 
 def test_opentelemetry_free_layers_load_no_opentelemetry() -> None:

@@ -39,7 +39,7 @@ def diff(
     or changed (~) call, then a summary line. Exits 0 when the runs are
     equal, 1 when they differ (0 with --exit-zero), 2 on bad input.
     """
-    from flow_xray.tree.load import load_trace
+    from flow_xray.formats.registry import load_trace
 
     readable(before)
     readable(after)

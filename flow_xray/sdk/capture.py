@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry import trace as trace_api
 from opentelemetry.sdk.trace import TracerProvider
 
+from flow_xray.analysis.accounting import build_result
 from flow_xray.errors import ConfigurationError
 from flow_xray.sdk.processor import Collector, attach, get_processor
 from flow_xray.tracing import state
-from flow_xray.tree.build import build_result
 from flow_xray.tree.model import TraceResult
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from flow_xray.cli import cli
-from flow_xray.tree.load import load_trace
+from flow_xray.formats.registry import load_trace
 
 
 def test_demo_writes_otlp_json_lines_that_view_reads(

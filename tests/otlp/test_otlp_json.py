@@ -15,9 +15,9 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, Status, StatusCode, TraceFlags
 
 from flow_xray.errors import TraceFileError
+from flow_xray.formats.otlp_json import read_otlp_json
 from flow_xray.sdk.otlp_json_export import OtlpJsonFileExporter
 from flow_xray.sdk.processor import to_record
-from flow_xray.tree.otlp_json import read_otlp_json
 from flow_xray.tree.spans import EventRecord, SpanRecord
 
 GOLDEN = Path(__file__).parent / "golden" / "collector_spans.jsonl"

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from flow_xray.render import Graph, GraphNode, dot_viewer_html, graph_to_html, trace_to_html
-from flow_xray.render.html import SCRIPT_FILES, STYLE_FILE, csp_hash, embed_json
+from flow_xray.render import Graph, GraphNode, dot_viewer_html, graph_to_html
+from flow_xray.render.page import SCRIPT_FILES, STYLE_FILE, csp_hash, embed_json
 from flow_xray.render.payload import read_page
+from flow_xray.render.trace_page import trace_to_html
 
 HOSTILE = "</script><img src=x onerror=alert(1)>"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from flow_xray import TraceResult
-from flow_xray.render.overview import overview
+from flow_xray.analysis.overview import overview
 from flow_xray.render.trace_graph import flatten_trace
 
 

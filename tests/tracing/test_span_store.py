@@ -8,9 +8,9 @@ import tracemalloc
 import pytest
 
 from flow_xray import trace
+from flow_xray.analysis.accounting import build_result
 from flow_xray.errors import ConfigurationError
 from flow_xray.sdk.processor import to_record
-from flow_xray.tree.build import build_result
 from flow_xray.tree.model import TraceResult
 from flow_xray.tree.spans import SpanRecord, SpanStore
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from flow_xray.analysis.accounting import build_result
 from flow_xray.errors import TraceFileError
-from flow_xray.tree.build import build_result
 from flow_xray.tree.model import TraceNode, TraceResult
 from flow_xray.tree.spans import EventRecord, SpanRecord
 

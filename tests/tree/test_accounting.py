@@ -1,4 +1,4 @@
-"""The counting rules: each LLM request once, each failure once (`flow_xray.tree.accounting`)."""
+"""The counting rules: each LLM request once, each failure once (`analysis/accounting.py`)."""
 
 from __future__ import annotations
 

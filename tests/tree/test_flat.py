@@ -10,12 +10,13 @@ from typing import Any
 from opentelemetry import trace as otel_trace
 
 from flow_xray import trace
+from flow_xray.analysis.accounting import build_result
 from flow_xray.jsontext import JsonText
-from flow_xray.render import trace_to_html
 from flow_xray.render.payload import pack, read_page, unpack
-from flow_xray.tree.build import build_result
-from flow_xray.tree.flat import trace_columns
-from flow_xray.tree.model import ACCOUNTING_FIELDS, DATA_FIELDS, SPAN_FIELDS, LazyNode, TraceResult
+from flow_xray.render.trace_page import trace_to_html
+from flow_xray.tree.columns import trace_columns
+from flow_xray.tree.lazy import LazyNode
+from flow_xray.tree.model import ACCOUNTING_FIELDS, DATA_FIELDS, SPAN_FIELDS, TraceResult
 from flow_xray.tree.spans import NO_END, EventRecord, SpanRecord, SpanStore
 
 MIME = "application/json"

@@ -14,7 +14,7 @@ from opentelemetry.trace import Status, StatusCode
 
 from flow_xray.cli import cli
 from flow_xray.errors import TraceFileError
-from flow_xray.tree.load import load_trace
+from flow_xray.formats.registry import load_trace
 
 TRACE = "5b8efff798038103d269b633813fc60c"
 ROOT, CHILD = "eee19b7ec3c1b174", "00f067aa0ba902b7"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from flow_xray.tree.build import build_result
+from flow_xray.analysis.accounting import build_result
 from flow_xray.tree.model import TraceNode
 from flow_xray.tree.spans import SpanRecord
 

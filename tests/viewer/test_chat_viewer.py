@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from viewer_page import Loaded
 
-from flow_xray.render import trace_to_html
+from flow_xray.render.trace_page import trace_to_html
 from tests.llm.fake_llm import REPLY, FakeLLM, RunningServer
 
 pytestmark = pytest.mark.e2e

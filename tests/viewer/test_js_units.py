@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from flow_xray.render.diff_html import DIFF_SCRIPT_FILES
-from flow_xray.render.html import SCRIPT_FILES
+from flow_xray.render.page import DIFF_SCRIPT_FILES, SCRIPT_FILES
 
 JS_DIR = Path(__file__).resolve().parent / "js"
 TESTS = sorted(JS_DIR.glob("*.test.js"))

@@ -11,7 +11,7 @@ import pytest
 from viewer_page import LABELS_JS, Loaded, overlapping
 from viewer_traces import agent_trace
 
-from flow_xray.render import trace_to_html
+from flow_xray.render.trace_page import trace_to_html
 
 pytestmark = pytest.mark.e2e
 

@@ -14,9 +14,9 @@ from viewer_page import Loaded
 from viewer_traces import agent_trace, node
 
 from flow_xray import TraceResult
-from flow_xray.render import trace_to_html
-from flow_xray.render.overview import overview
+from flow_xray.analysis.overview import overview
 from flow_xray.render.trace_graph import flatten_trace
+from flow_xray.render.trace_page import trace_to_html
 
 pytestmark = pytest.mark.e2e
 OpenPage = Callable[..., Loaded]

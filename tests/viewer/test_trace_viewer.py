@@ -11,7 +11,7 @@ import pytest
 from viewer_page import Loaded
 from viewer_traces import HOSTILE, agent_trace, hostile_trace, node, wide_trace
 
-from flow_xray.render import trace_to_html
+from flow_xray.render.trace_page import trace_to_html
 
 pytestmark = pytest.mark.e2e
 OpenPage = Callable[..., Loaded]

@@ -1,17 +1,95 @@
-"""A `TraceDiff` in words and as plain data: the summary line, change lines, the JSON form."""
+"""`TraceDiff`, the comparison of two runs, in words and as plain data.
+
+The summary line, one line per change, and the JSON form the diff viewer and
+``flow-xray diff --json`` use. How calls are matched is in
+`flow_xray.analysis.diff.compare`. No OpenTelemetry here.
+"""
 
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from flow_xray.analysis.diff import CallDiff, totals_dict
+from flow_xray.analysis.diff.calls import CallDiff
+from flow_xray.files import write_text_atomic
+from flow_xray.tree.model import totals_dict
 
 if TYPE_CHECKING:
-    from flow_xray.analysis.diff import TraceDiff
-    from flow_xray.tree.model import TraceNode
+    from flow_xray.tree.model import TraceNode, TraceResult
 
 DIFF_VERSION = 1
+
+
+@dataclass(eq=False)
+class TraceDiff:
+    """The comparison of two runs (``before`` -> ``after``), as a tree of `CallDiff`.
+
+    Example::
+
+        diff = TraceResult.load("good.json").diff(TraceResult.load("bad.json"))
+        print(diff.summary())   # +1 call, 1 output changed, wall time +340 ms (+18%), ...
+        if not diff.equal:
+            diff.to_html("diff.html")
+    """
+
+    before: TraceResult
+    after: TraceResult
+    roots: list[CallDiff]
+    before_label: str = "before"
+    after_label: str = "after"
+
+    def __iter__(self) -> Iterator[CallDiff]:
+        for root in self.roots:
+            yield from root
+
+    @property
+    def added(self) -> list[CallDiff]:
+        """Calls only in the second run (every call of an added subtree)."""
+        return [c for c in self if c.change == "added"]
+
+    @property
+    def removed(self) -> list[CallDiff]:
+        """Calls only in the first run (every call of a removed subtree)."""
+        return [c for c in self if c.change == "removed"]
+
+    @property
+    def changed(self) -> list[CallDiff]:
+        """Matched calls that differ in anything but timing."""
+        return [c for c in self if c.change == "changed"]
+
+    @property
+    def equal(self) -> bool:
+        """True when both runs made the same calls with the same data (timing aside)."""
+        return all(c.change == "same" for c in self)
+
+    def summary(self) -> str:
+        """One line: ``+2 calls, -1 call, 3 outputs changed, wall time +340 ms (+18%), cost
+        +$0.0031``."""
+        return summary_line(self)
+
+    def report(self, limit: int = 50) -> list[str]:
+        """One line per added, removed or changed call (at most ``limit``, then a count)."""
+        return change_lines(self, limit)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON and the diff viewer: both traces and the aligned calls."""
+        return diff_dict(self)
+
+    def to_html(
+        self, path: str | os.PathLike[str] | None = None, title: str = "flow-xray diff"
+    ) -> str:
+        """Return the offline diff viewer page (`flow_xray.render.diff_page`); also write it
+        to ``path`` if given. The page is imported when called: the one place analyses
+        reach the pages above them (0.3's ``diff.to_html``)."""
+        from flow_xray.render.diff_page import diff_to_html  # bridge up
+
+        html = diff_to_html(self.to_dict(), title=title)
+        if path is not None:
+            write_text_atomic(path, html)
+        return html
 
 
 def summary_line(diff: TraceDiff) -> str:

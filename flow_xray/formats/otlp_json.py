@@ -1,9 +1,12 @@
-"""OTLP/JSON lines: read what the Collector's ``file`` exporter or ``run --otlp-json`` wrote.
+"""OTLP/JSON in every spelling: what the Collector's ``file`` exporter or ``run --otlp-json``
+wrote, and Phoenix's OTLP span export.
 
-Each line is one ``{"resourceSpans": [...]}`` object. The reader is lenient
-where producers differ (snake_case keys, base64 ids, integer nanos) and strict
-where the data would be wrong. No OpenTelemetry here: reading a trace file
-never loads the SDK or protobuf.
+Each line is one ``{"resourceSpans": [...]}`` object (or several pretty-printed
+ones follow each other, or there is one); Phoenix's ``/spans/otlpv1`` holds bare
+OTLP spans in ``{"data": [...]}``. The reader is lenient where producers differ
+(snake_case keys, base64 ids, integer nanos, every AnyValue field written) and
+strict where the data would be wrong. No OpenTelemetry here: reading a trace
+file never loads the SDK or protobuf.
 """
 
 from __future__ import annotations
@@ -17,7 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from flow_xray import attributes as attr, jsontext
+from flow_xray.analysis.accounting import build_result
 from flow_xray.errors import TraceFileError
+from flow_xray.formats.parsed import Parsed
+from flow_xray.formats.span_json import span_list
+from flow_xray.tree.model import TraceResult
 from flow_xray.tree.spans import EventRecord, SpanRecord
 
 _OWN_SCOPE = "flow_xray"  # the tracer name of flow-xray's own spans
@@ -298,3 +305,32 @@ def read_otlp_spans(spans: Iterable[Any]) -> list[SpanRecord]:
         except (_BadLine, AttributeError, TypeError) as exc:
             raise TraceFileError(f"span {number}: not an OTLP span: {exc}") from exc
     return records
+
+
+def recognises(parsed: Parsed) -> bool:
+    """``{"resourceSpans": ...}`` documents (either spelling)."""
+    first = parsed.first
+    return isinstance(first, Mapping) and ("resourceSpans" in first or "resource_spans" in first)
+
+
+def read(parsed: Parsed) -> TraceResult:
+    """The trace of a file `recognises` accepted: one object per line, several
+    pretty-printed objects, or a single one."""
+    return build_result(read_otlp_documents(parsed.documents or [parsed.first]))
+
+
+def recognises_spans(parsed: Parsed) -> bool:
+    """A Phoenix OTLP span export: ``{"data": [...]}`` of bare OTLP spans."""
+    spans = span_list(parsed.first) if parsed.whole else None
+    return bool(spans) and isinstance(parsed.first, Mapping) and _looks_otlp_span(spans[0])  # type: ignore[index]
+
+
+def _looks_otlp_span(span: Mapping[str, Any]) -> bool:
+    return ("span_id" in span or "spanId" in span) and (
+        "start_time_unix_nano" in span or "startTimeUnixNano" in span
+    )
+
+
+def read_spans(parsed: Parsed) -> TraceResult:
+    """The trace of a file `recognises_spans` accepted."""
+    return build_result(read_otlp_spans(span_list(parsed.first) or ()))

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
-from flow_xray.analysis.static_index import FunctionInfo, StaticIndex, display_path
+from flow_xray.analysis.static.functions import CallGraph, FunctionInfo, display_path, growing
 
 if TYPE_CHECKING:
     from flow_xray.tree.model import TraceNode, TraceResult
@@ -70,7 +70,7 @@ class Edge:
 class StaticContext:
     """The result of `StaticIndex.merge`: plain data for the viewer and for queries."""
 
-    index: StaticIndex
+    index: CallGraph
     functions_of: Mapping[str, str]  # trace node id -> index key
     executed: frozenset[str]
     ghosts: tuple[Ghost, ...]
@@ -164,19 +164,19 @@ class StaticContext:
             by_id.setdefault(node_id, copy)
             key = self.functions_of.get(node_id)
             if key is not None:
-                copy["static"] = _node_static(key, info[key], edges.get(node_id))
+                copy["static"] = node_static(key, info[key], edges.get(node_id))
             children = node.get("children")
             if isinstance(children, list):
                 stack.extend((c, kids) for c in reversed(children))
         for ghost in self.ghosts:  # parents come before their nested ghosts
             parent = by_id.get(ghost.parent)
             if parent is not None:
-                by_id[ghost.id] = _ghost_node(ghost, info[ghost.function], parent, self.index)
+                by_id[ghost.id] = ghost_node(ghost, info, self.index, parent.get("start_ms"))
                 parent["children"].append(by_id[ghost.id])
         return out
 
 
-def merge(index: StaticIndex, trace: TraceLike) -> StaticContext:
+def merge(index: CallGraph, trace: TraceLike) -> StaticContext:
     """Match ``trace``'s calls to ``index`` (see the module docstring)."""
     nodes = list(_nodes(trace))
     matcher = _Matcher(index)
@@ -207,7 +207,7 @@ def _nodes(trace: TraceLike) -> Iterator[TraceNode]:
 class _Matcher:
     """Which index function a trace node is a call of."""
 
-    def __init__(self, index: StaticIndex) -> None:
+    def __init__(self, index: CallGraph) -> None:
         self.by_line: dict[tuple[str, int], list[FunctionInfo]] = {}
         self.by_qualname: dict[str, list[FunctionInfo]] = {}
         self.by_span_name: dict[str, list[FunctionInfo]] = {}
@@ -248,7 +248,7 @@ class _Matcher:
 class _TracedReach:
     """For a function: the traced functions its calls reach directly or via untraced helpers."""
 
-    def __init__(self, index: StaticIndex) -> None:
+    def __init__(self, index: CallGraph) -> None:
         self.index = index
         self.cache: dict[str, dict[str, tuple[tuple[str, ...], int]]] = {}
 
@@ -260,7 +260,7 @@ class _TracedReach:
         found: dict[str, tuple[tuple[str, ...], int]] = {}
         seen = {key}
         queue: list[tuple[str, tuple[str, ...]]] = [(key, ())]
-        for name, via in _growing(queue):
+        for name, via in growing(queue):
             for site in functions[name].calls:
                 target = site.target
                 if target is None or target in seen:
@@ -333,7 +333,7 @@ def _ghosts(
         key = functions_of.get(node.id)
         if key is not None:
             queue.append((node.id, key, frozenset()))
-    for parent_id, caller, chain in _growing(queue):
+    for parent_id, caller, chain in growing(queue):
         for function, (via, line) in reach(caller).items():
             if function in executed or function in chain or (caller, function) in pairs:
                 continue
@@ -347,7 +347,10 @@ def _ghosts(
     return tuple(ghosts), dropped
 
 
-def _node_static(key: str, info: Mapping[str, Any], edge: Edge | None) -> dict[str, Any]:
+def node_static(key: str, info: Mapping[str, Any], edge: Edge | None) -> dict[str, Any]:
+    """The ``static`` object of a matched call: its function, file, line, callers, callees,
+    and for its edge from the parent ``edge`` / ``edge_note``. ``info``: the function's
+    entry in `StaticContext.to_dict` ``functions``."""
     out = {
         "function": key,
         "path": info["path"],
@@ -361,13 +364,16 @@ def _node_static(key: str, info: Mapping[str, Any], edge: Edge | None) -> dict[s
     return out
 
 
-def _ghost_node(
-    ghost: Ghost, info: Mapping[str, Any], parent: Mapping[str, Any], index: StaticIndex
+def ghost_node(
+    ghost: Ghost, functions: Mapping[str, Any], index: CallGraph, start: Any
 ) -> dict[str, Any]:
+    """A ghost as a childless node of a trace's JSON form (``status`` and ``ghost`` say
+    what it is), starting where its parent (``start``) did. ``functions``: the
+    `StaticContext.to_dict` ``functions`` entries."""
+    info = functions[ghost.function]
     function = index.functions[ghost.function]
     caller = index.functions[ghost.caller].qualname
     via = "".join(f" through {index.functions[v].qualname}" for v in ghost.via[-1:])
-    start = parent.get("start_ms")
     return {
         "id": ghost.id,
         "name": function.span_name,
@@ -417,11 +423,3 @@ def _same_file(function: FunctionInfo, recorded: str) -> bool:
     indexed = function.path.replace("\\", "/").split("/")
     tail = len(function.module.split(".")) + (indexed[-1] == "__init__.py")
     return len(parts) >= tail and parts[-tail:] == indexed[-tail:]
-
-
-def _growing(queue: list[Any]) -> Iterator[Any]:
-    """Iterate a list that grows while it is read (a breadth-first queue)."""
-    head = 0
-    while head < len(queue):
-        yield queue[head]
-        head += 1

@@ -2,15 +2,12 @@
 
 Computed here, not in the page, so the figures are the ones the rest of
 flow-xray uses: LLM usage is summed over the spans the accounting pass
-(`flow_xray.tree.accounting`) marked ``usage_counted`` (so a request reported
+(`flow_xray.analysis.accounting`) marked ``usage_counted`` (so a request reported
 by three spans costs once, as in the header totals), and failures are told
 apart by its ``error_origin`` / ``error_handled`` fields. Calls are referred to
-by their row: their index in the pre-order columns (`trace_columns`).
+by their row: their index in the pre-order columns (`flow_xray.tree.columns`).
 
-- ``critical``: the calls that decide the wall time. From each call's end,
-  walk back through its children: the child that ended last is on the path,
-  then the last one to end before that child started, and so on, recursively
-  (as Jaeger computes it). Calls running in parallel with a longer one are off it.
+- ``critical``: the calls that decide the wall time (`flow_xray.analysis.timing`).
 - ``self_time``: the calls with the most own time (latency not covered by children).
 - ``llm`` / ``models``: the costliest counted LLM calls, and usage per model.
 - ``errors``: one entry per failure, root causes first: where it was raised,
@@ -24,25 +21,23 @@ by their row: their index in the pre-order columns (`trace_columns`).
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
-from flow_xray.render.trace_graph import Columns, TreeShape, node_tokens, tree_shape
-
-TOP = 10
+from flow_xray.analysis.timing import TOP, TreeShape, critical_path, self_time, tree_shape
+from flow_xray.tree.columns import Columns
 
 
 def overview(
     trace: Columns | Sequence[Mapping[str, Any]], shape: TreeShape | None = None
 ) -> dict[str, Any]:
     """Return the overview of a trace's flat form: its columns (with ``parent``, ``self_ms``,
-    ``view_status``; see `flow_xray.render.trace_graph.finish_columns`, which also gives
+    ``view_status``; see `flow_xray.analysis.timing.finish_columns`, which also gives
     its ``shape``) or its rows."""
     table = _Table(trace)
     if shape is None:
         shape = tree_shape(table.columns)  # type: ignore[arg-type]
-    kids, roots, spans = shape.kids, shape.roots, shape.spans
+    kids, roots = shape.kids, shape.roots
     errors = _errors(table, kids)
     metas = table.column("meta")
     counted_flags = table.column("usage_counted")
@@ -52,8 +47,8 @@ def overview(
         if _counted(meta, flag)
     ]
     return {
-        "critical": _critical(kids, roots, spans),
-        "self_time": _self_time(table.column("self_ms")),
+        "critical": critical_path(shape),
+        "self_time": self_time(table.column("self_ms")),
         "llm": _llm_calls(metas, counted),
         "models": _models(metas, counted),
         "errors": errors,
@@ -89,48 +84,28 @@ def _num(value: Any) -> float | None:
     return None
 
 
-def _critical(
-    kids: Sequence[Sequence[int]],
-    roots: list[int],
-    spans: Sequence[tuple[float, float | None]],
-) -> list[int]:
-    """Rows on the critical path, in row (pre-)order. Iterative; O(n log n)."""
-    if not spans:
-        return []
-    last = max((e if e is not None else s) for s, e in spans)
-
-    def end(i: int, bound: float) -> float:
-        e = spans[i][1]
-        return bound if e is None else min(e, bound)
-
-    on: set[int] = set()
-    stack: list[tuple[list[int], float]] = [(roots, last)]
-    while stack:
-        children, cursor = stack.pop()
-        taken = False
-        for c in sorted(children, key=lambda k: end(k, cursor), reverse=True):
-            start, stop = spans[c]
-            # After the last one to end, only children that ended before the path reached them.
-            if taken and (start >= cursor or stop is None or stop > cursor):
-                continue
-            taken = True
-            on.add(c)
-            stack.append((list(kids[c]), end(c, cursor)))
-            cursor = start
-    return sorted(on)
-
-
-def _self_time(own: Sequence[Any]) -> list[int]:
-    timed = [i for i, value in enumerate(own) if value and _num(value)]
-    return heapq.nlargest(TOP, timed, key=lambda i: float(own[i]))
-
-
 def _meta(meta: Any) -> Mapping[str, Any]:
     return meta if isinstance(meta, Mapping) else {}
 
 
 def _tokens(meta: Any) -> int:
     return node_tokens({"meta": meta})
+
+
+def node_tokens(row: Mapping[str, Any]) -> int:
+    """Total tokens a node reports itself (``total_tokens``, else prompt + completion)."""
+    meta = row.get("meta")
+    if not isinstance(meta, Mapping):
+        return 0
+    total = meta.get("total_tokens")
+    if _is_int(total):
+        return int(total)
+    parts = (meta.get("prompt_tokens"), meta.get("completion_tokens"))
+    return sum(int(v) for v in parts if _is_int(v))
+
+
+def _is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _counted(meta: Any, flag: Any) -> bool:

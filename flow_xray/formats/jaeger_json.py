@@ -23,7 +23,10 @@ from contextlib import suppress
 from typing import Any
 
 from flow_xray import attributes as attr
+from flow_xray.analysis.accounting import build_result
 from flow_xray.errors import TraceFileError
+from flow_xray.formats.parsed import Parsed
+from flow_xray.tree.model import TraceResult
 from flow_xray.tree.spans import EventRecord, SpanRecord
 
 # Tags that hold OTLP span fields rather than attributes.
@@ -63,6 +66,16 @@ def is_jaeger_json(document: Any) -> bool:
 
 def _is_trace(item: Any) -> bool:
     return isinstance(item, Mapping) and "traceID" in item and isinstance(item.get("spans"), list)
+
+
+def recognises(parsed: Parsed) -> bool:
+    """A single document that `is_jaeger_json`."""
+    return parsed.whole and is_jaeger_json(parsed.first)
+
+
+def read(parsed: Parsed) -> TraceResult:
+    """The trace of a file `recognises` accepted."""
+    return build_result(read_jaeger_json(parsed.first))
 
 
 def read_jaeger_json(document: Any) -> list[SpanRecord]:

@@ -10,20 +10,21 @@
   spans with snake_case keys and every AnyValue field written, the unused ones
   null, read by the OTLP reader.
 
-Formats flow-xray does not read are named in the error, so the user knows
-what to export instead (`unsupported_format`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from flow_xray.analysis.accounting import build_result
 from flow_xray.errors import TraceFileError
+from flow_xray.formats.parsed import Parsed
+from flow_xray.tree.model import TraceResult
 from flow_xray.tree.spans import EventRecord, SpanRecord
 
-__all__ = ["is_span_json", "read_span_json", "span_list", "unsupported_format"]
+__all__ = ["is_span_json", "read", "read_span_json", "recognises", "span_list"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _STATUS = {"UNSET": "UNSET", "OK": "OK", "ERROR": "ERROR"}
@@ -131,6 +132,20 @@ def _span(span: Mapping[str, Any]) -> SpanRecord:
     )
 
 
+def recognises(parsed: Parsed) -> bool:
+    """Span objects one after another, or a Phoenix export's ``{"data": [...]}`` of them."""
+    first = parsed.first
+    spans = span_list(first) if isinstance(first, Mapping) else None
+    return is_span_json(spans[0] if spans else first)
+
+
+def read(parsed: Parsed) -> TraceResult:
+    """The trace of a file `recognises` accepted."""
+    first = parsed.first
+    spans = span_list(first) if parsed.whole and isinstance(first, Mapping) else None
+    return build_result(read_span_json(spans or parsed.documents))
+
+
 def read_span_json(spans: Iterable[Any]) -> list[SpanRecord]:
     """Read ``ConsoleSpanExporter`` / Phoenix span objects.
 
@@ -146,30 +161,3 @@ def read_span_json(spans: Iterable[Any]) -> list[SpanRecord]:
         except TraceFileError as exc:
             raise TraceFileError(f"span {number} ({span.get('name')!r:.40}): {exc}") from None
     return records
-
-
-def unsupported_format(documents: Sequence[Any]) -> str | None:
-    """The name of a known trace format flow-xray does not read, with what to do; else None."""
-    first = documents[0] if documents else None
-    items = first if isinstance(first, list) else None
-    if isinstance(first, Mapping) and isinstance(first.get("traceEvents"), list):
-        items = first["traceEvents"]
-        return _CHROME
-    if items and all(isinstance(i, Mapping) for i in items):
-        sample = items[0]
-        if {"traceId", "id"} <= sample.keys() and (
-            "timestamp" in sample or "localEndpoint" in sample
-        ):
-            return (
-                "a Zipkin v2 JSON file, which flow-xray does not read; export the spans as "
-                "OTLP JSON instead (the Collector's file exporter, or flow-xray run --otlp-json)"
-            )
-        if {"ph", "ts"} <= sample.keys():
-            return _CHROME
-    return None
-
-
-_CHROME = (
-    "a Chrome trace-event file (chrome://tracing, Perfetto), which flow-xray does not read; "
-    "it holds timed events, not OpenTelemetry spans"
-)

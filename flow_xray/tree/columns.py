@@ -1,11 +1,12 @@
 """A trace as columns: every call in pre-order, one list per field. No OpenTelemetry.
 
-This is the form the viewer page packs (`flow_xray.render.payload`): a
+The one column builder of the package: the form the viewer page packs
+(`flow_xray.render.payload`) and every flat view of a trace starts from. A
 million-call trace cannot afford a dict per call, so each field of
 `TraceNode` (all but ``children``) becomes one list, plus ``parent`` (the
 index of the call's parent, -1 for roots). Lazily built nodes not yet filled
 stay so: their details are read from their spans' rows a field at a time
-(`flow_xray.tree.model.RowReader`), inputs and output handed over as the
+(`flow_xray.tree.lazy.RowReader`), inputs and output handed over as the
 JSON text the span holds (`flow_xray.jsontext.JsonText`).
 """
 
@@ -15,16 +16,13 @@ from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any, cast
 
-from flow_xray.tree.model import (
-    DATA_FIELDS,
-    LAZY_FIELDS,
-    RowReader,
-    TraceNode,
-    child_nodes,
-    unfilled_rows,
-)
+from flow_xray.tree.lazy import LAZY_FIELDS, RowReader, unfilled_rows
+from flow_xray.tree.model import DATA_FIELDS, TraceNode, child_nodes
 
+# Per field, one value per call (pre-order), plus "parent": a trace's flat form.
 Columns = dict[str, list[Any]]
+# Per field, the calls (row indexes) that have no such value (a page leaves the key out).
+Absent = dict[str, list[int]]
 
 
 def trace_columns(roots: Sequence[TraceNode]) -> Columns:

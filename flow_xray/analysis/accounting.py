@@ -34,16 +34,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from flow_xray import attributes as attr
 from flow_xray.llm.usage import models_match
-from flow_xray.tree.readers import clean_error_type
+from flow_xray.tree.build import build_tree
+from flow_xray.tree.foreign import clean_error_type
+from flow_xray.tree.model import Totals, TraceNode, TraceResult, child_nodes
+from flow_xray.tree.spans import SpanRecord
 
-if TYPE_CHECKING:
-    from flow_xray.tree.model import TraceNode
-
-__all__ = ["RESPONSE_ID_KEYS", "SCOPE_KEY", "Counts", "analyze"]
+__all__ = ["RESPONSE_ID_KEYS", "SCOPE_KEY", "Counts", "analyze", "build_result", "totals"]
 
 # Where the id of the provider's response is found (GenAI, OpenInference-era names).
 RESPONSE_ID_KEYS = ("gen_ai.response.id", "llm.response.id", "flow_xray.response_id")
@@ -134,8 +134,6 @@ def _picked(
     nearest picked ancestor (the *anchor* its requests are passed up to), so
     the many plain nodes of a big trace cost one look each.
     """
-    from flow_xray.tree.model import child_nodes  # model imports this module
-
     count = 0
     picked: list[tuple[TraceNode, TraceNode | None, TraceNode | None]] = []
     stack: list[tuple[TraceNode, TraceNode | None, TraceNode | None]] = [
@@ -156,6 +154,40 @@ def _picked(
         if children:
             stack.extend([(child, node, anchor) for child in reversed(children)])
     return count, picked
+
+
+def build_result(records: Iterable[SpanRecord]) -> TraceResult:
+    """The trace the records describe (`flow_xray.tree.build.build_tree`), counted: every
+    node's accounting fields set (`analyze`). What a capture and every file reader give.
+
+    Example::
+
+        result = build_result(read_otlp_json("spans.jsonl"))
+    """
+    result = build_tree(records)
+    analyze(result.roots)
+    return result
+
+
+def totals(result: TraceResult) -> Totals:
+    """``result``'s `Totals` (`TraceResult.totals`), its accounting fields recomputed first."""
+    roots = result.roots
+    counts = analyze(roots)
+    ends = [r.start_ms + (r.latency_ms or 0.0) for r in roots]
+    wall = max(ends) - min(r.start_ms for r in roots) if roots else 0.0
+    return Totals(
+        counts.nodes,
+        counts.errors,
+        wall,
+        counts.prompt_tokens,
+        counts.completion_tokens,
+        counts.total_tokens,
+        counts.cost_usd,
+        result.dropped_spans,
+        counts.handled_errors,
+        counts.cancelled,
+        counts.interrupted,
+    )
 
 
 def analyze(roots: Sequence[TraceNode]) -> Counts:

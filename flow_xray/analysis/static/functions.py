@@ -1,11 +1,10 @@
-"""A static call graph of Python source, built with `ast` (nothing is imported or run).
+"""What the static index records: functions, their call sites, and the call graph over them.
 
-`StaticIndex.build(paths)` reads every ``.py`` file under ``paths`` and records
-each function and method by qualified name (``package.module.Class.method``,
-nested functions as ``outer.<locals>.inner``, module-level code as
-``module.<module>``), with its decorators and its call sites. How calls are
-resolved is in `flow_xray.analysis.resolve`; merging the index with a trace
-(executed marks, ghost nodes, runtime-only edges) in `flow_xray.analysis.static_merge`.
+Each function and method is recorded by qualified name
+(``package.module.Class.method``, nested functions as ``outer.<locals>.inner``,
+module-level code as ``module.<module>``) with its decorators and its call
+sites (`FunctionInfo`); `CallGraph` answers who calls whom. Built from source
+by `flow_xray.analysis.static.index.StaticIndex`. No OpenTelemetry here.
 """
 
 from __future__ import annotations
@@ -14,16 +13,8 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
-from flow_xray.errors import SourceError
-
-if TYPE_CHECKING:
-    from flow_xray.analysis.static_merge import StaticContext, TraceLike
-
-SKIPPED_DIRS = frozenset(
-    {"__pycache__", "node_modules", "site-packages", "build", "dist", "venv", ".venv"}
-)
 MODULE_CODE = "<module>"
 
 
@@ -95,38 +86,12 @@ class FunctionInfo:
 
 
 @dataclass(frozen=True)
-class StaticIndex:
-    """Functions of some Python source by qualified name, and the calls between them.
-
-    Example::
-
-        index = StaticIndex.build(["src/shop"])
-        index.callers("fallback_model")   # ['shop.agent.Agent.answer']
-        index.unused(result)              # traced and reachable, but never ran
-        result.to_html("run.html", static=index)
-    """
+class CallGraph:
+    """Functions by qualified name, and the direct calls between them: what a
+    `StaticIndex` knows, and all a run is matched against (`flow_xray.analysis.static.merge`)."""
 
     functions: Mapping[str, FunctionInfo]
     skipped: tuple[tuple[str, str], ...] = ()  # (path, reason) of files that did not parse
-
-    @classmethod
-    def build(cls, paths: Iterable[str | os.PathLike[str]]) -> StaticIndex:
-        """Index every ``.py`` file under ``paths`` (files or folders).
-
-        Folders are walked recursively, skipping hidden ones, ``__pycache__``
-        and virtualenv/build folders. A file that cannot be read or parsed is
-        listed in ``skipped`` rather than failing the whole index.
-
-        Raises:
-            SourceError: a path does not exist or is neither a ``.py`` file nor a folder.
-        """
-        from flow_xray.analysis.resolve import index_files
-
-        files: dict[str, None] = {}
-        for path in paths:
-            files.update(dict.fromkeys(_python_files(Path(path))))
-        functions, skipped = index_files(list(files))
-        return cls(functions, skipped)
 
     def lookup(self, name: str) -> FunctionInfo:
         """The function called ``name``: a full name, a qualname, or a unique dotted suffix.
@@ -163,36 +128,12 @@ class StaticIndex:
         """
         paths: dict[str, tuple[str, ...]] = {}
         queue: list[tuple[str, tuple[str, ...]]] = [(s, (s,)) for s in start if s in self.functions]
-        for name, path in _growing(queue):
+        for name, path in growing(queue):
             for callee in self.functions[name].callees:
                 if callee not in paths:
                     paths[callee] = (*path, callee)
                     queue.append((callee, paths[callee]))
         return paths
-
-    def merge(self, trace: TraceLike) -> StaticContext:
-        """Match a run's calls to this index: executed marks, ghosts, runtime-only edges.
-
-        ``trace`` is a `TraceResult` (or any iterable of its roots' nodes).
-        """
-        from flow_xray.analysis.static_merge import merge
-
-        return merge(self, trace)
-
-    def unused(
-        self, trace: TraceLike, paths: Iterable[str | os.PathLike[str]] | None = None
-    ) -> list[str]:
-        """Traced functions reachable from a call that ran in ``trace`` but never run in it.
-
-        Only traced functions can be known not to have run (an untraced one
-        leaves no span either way). ``paths`` limits the answer to functions
-        defined under those files or folders. Sorted by file and line.
-        """
-        names = self.merge(trace).unused
-        if paths is None:
-            return list(names)
-        roots = [os.path.abspath(p) for p in paths]
-        return [n for n in names if _under(self.functions[n].path, roots)]
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON: every function with its decorators and call sites."""
@@ -200,18 +141,6 @@ class StaticIndex:
             "functions": [function_dict(f) for f in self.functions.values()],
             "skipped": [{"path": display_path(p), "reason": r} for p, r in self.skipped],
         }
-
-
-def unused(paths: Iterable[str | os.PathLike[str]], trace: TraceLike) -> list[str]:
-    """`StaticIndex.unused` in one call: index ``paths``, then compare with ``trace``.
-
-    Example::
-
-        with trace.capture() as result:
-            shop.run_agent("hello")
-        unused(["src/shop"], result)   # ['shop.agent.fallback_model']
-    """
-    return StaticIndex.build(paths).unused(trace)
 
 
 def display_path(path: str) -> str:
@@ -252,26 +181,10 @@ def module_name(path: str | os.PathLike[str]) -> str:
     return ".".join(parts) or file.parent.name
 
 
-def _python_files(path: Path) -> Iterator[str]:
-    if path.is_file():
-        if path.suffix != ".py":
-            raise SourceError(f"{path} is not a Python file (.py)")
-        yield os.path.abspath(path)
-        return
-    if not path.is_dir():
-        raise SourceError(f"no such file or folder: {path}")
-    for folder, dirs, names in os.walk(path):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
-        for name in sorted(names):
-            if name.endswith(".py"):
-                yield os.path.abspath(os.path.join(folder, name))
+_Item = TypeVar("_Item")
 
 
-def _under(path: str, roots: Iterable[str]) -> bool:
-    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
-
-
-def _growing(queue: list[tuple[str, tuple[str, ...]]]) -> Iterator[tuple[str, tuple[str, ...]]]:
+def growing(queue: list[_Item]) -> Iterator[_Item]:
     """Iterate a list that grows while it is read (a breadth-first queue)."""
     head = 0
     while head < len(queue):

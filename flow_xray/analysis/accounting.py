@@ -205,15 +205,7 @@ def analyze(roots: Sequence[TraceNode]) -> Counts:
     parents: dict[int, TraceNode | None] = {}
     errors: list[TraceNode] = []
     for node, parent, anchor in reversed(picked):  # every node after its descendants
-        below = pending.pop(id(node), None)
-        inside = _usage_from_children(below) if below else []
-        own = _request(node) if node.meta else None
-        if own is None:
-            node.usage_counted = node.usage_note = None
-        else:
-            node.usage_counted, node.usage_note = _decide(node, own, inside)
-            if node.usage_counted:
-                inside = [*inside, own]
+        inside = _usage(node, pending.pop(id(node), None))
         if inside:
             if anchor is None:
                 counted.extend(inside)
@@ -228,15 +220,7 @@ def analyze(roots: Sequence[TraceNode]) -> Counts:
             node.error_origin = node.error_handled = None
             cancelled += status == "cancelled"
             interrupted += status == "interrupted"
-    # Handled: top-down along each failure chain (errors are in post-order; reverse it).
-    for node in reversed(errors):
-        parent = parents[id(node)]
-        if parent is None:
-            node.error_handled = False
-        elif parent.status == "error" and chains.get(id(parent)) is chains.get(id(node)):
-            node.error_handled = parent.error_handled
-        else:
-            node.error_handled = True
+    _mark_handled(errors, parents, chains)
     origins = [node for node in errors if node.error_origin]
     return Counts(
         nodes,
@@ -248,11 +232,40 @@ def analyze(roots: Sequence[TraceNode]) -> Counts:
     )
 
 
+def _usage(node: TraceNode, below: list[tuple[TraceNode, list[_Request]]] | None) -> list[_Request]:
+    """Set ``node``'s usage fields; return the requests counted in it (its own last)."""
+    inside = _usage_from_children(below) if below else []
+    own = _request(node) if node.meta else None
+    if own is None:
+        node.usage_counted = node.usage_note = None
+        return inside
+    node.usage_counted, node.usage_note = _decide(node, own, inside)
+    return [*inside, own] if node.usage_counted else inside
+
+
+def _mark_handled(
+    errors: Sequence[TraceNode],
+    parents: dict[int, TraceNode | None],
+    chains: dict[int, TraceNode],
+) -> None:
+    """Set ``error_handled``: top-down along each failure chain (``errors`` are in
+    post-order, so reversed)."""
+    for node in reversed(errors):
+        parent = parents[id(node)]
+        if parent is None:
+            node.error_handled = False
+        elif parent.status == "error" and chains.get(id(parent)) is chains.get(id(node)):
+            node.error_handled = parent.error_handled
+        else:
+            node.error_handled = True
+
+
 def _usage_from_children(below: list[tuple[TraceNode, list[_Request]]]) -> list[_Request]:
     """The requests counted inside a node, after merging siblings that are one request."""
     inside: list[_Request] = []
     counted_children: list[_Request] = []
     for child, child_requests in reversed(below):  # in start order
+        requests = child_requests
         if child.usage_counted:
             own = child_requests[-1]  # a counted child's own request is appended last
             twin = next((r for r in counted_children if _siblings_same(r, own)), None)
@@ -261,10 +274,10 @@ def _usage_from_children(below: list[tuple[TraceNode, list[_Request]]]) -> list[
                 child.usage_note = (
                     f"same request as sibling span {twin.node.name!r} (counted there)"
                 )
-                child_requests = child_requests[:-1]
+                requests = child_requests[:-1]
             else:
                 counted_children.append(own)
-        inside.extend(child_requests)
+        inside.extend(requests)
     return inside
 
 

@@ -19,9 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from flow_xray.serialize.text import writable
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the bridge methods' signatures
     from flow_xray.analysis.diff import TraceDiff
     from flow_xray.analysis.static import StaticIndex
+
+# Each bridge method imports the layer above it when called (``noqa: PLC0415``; RUF100
+# too, while the project's own ruff selection leaves PLC0415 to the floor-plan lint run).
 
 
 @dataclass(eq=False, kw_only=True, slots=True)
@@ -118,7 +121,7 @@ class TraceNode:
 
     def to_dict(self) -> dict[str, Any]:
         """Return this subtree as JSON-ready plain data (`flow_xray.formats.flow_xray_json`)."""
-        from flow_xray.formats.flow_xray_json import node_to_dict  # bridge up
+        from flow_xray.formats.flow_xray_json import node_to_dict  # noqa: PLC0415, RUF100
 
         return node_to_dict(self)
 
@@ -133,7 +136,7 @@ class TraceNode:
             TraceFileError: a node is not an object with a string ``name``, or a
                 field has the wrong type.
         """
-        from flow_xray.formats.flow_xray_json import node_from_dict  # bridge up
+        from flow_xray.formats.flow_xray_json import node_from_dict  # noqa: PLC0415, RUF100
 
         return node_from_dict(data, path, cls)
 
@@ -273,13 +276,13 @@ class TraceResult:
         Recomputes the accounting fields of every node first (see `Totals`), so
         the figures match the tree as it is now.
         """
-        from flow_xray.analysis.accounting import totals  # bridge up
+        from flow_xray.analysis.accounting import totals  # noqa: PLC0415, RUF100
 
         return totals(self)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON envelope (version 1) as plain data."""
-        from flow_xray.formats.flow_xray_json import result_to_dict  # bridge up
+        from flow_xray.formats.flow_xray_json import result_to_dict  # noqa: PLC0415, RUF100
 
         return result_to_dict(self)
 
@@ -290,7 +293,7 @@ class TraceResult:
         Raises:
             TraceFileError: ``data`` is not a version-1 flow-xray trace.
         """
-        from flow_xray.formats.flow_xray_json import result_from_dict  # bridge up
+        from flow_xray.formats.flow_xray_json import result_from_dict  # noqa: PLC0415, RUF100
 
         return result_from_dict(data, cls)
 
@@ -301,13 +304,13 @@ class TraceResult:
         visible ``\\udcXX`` escapes, so the text always encodes as UTF-8. Any call
         depth works (`flow_xray.jsontext`).
         """
-        from flow_xray.formats.flow_xray_json import result_to_json  # bridge up
+        from flow_xray.formats.flow_xray_json import result_to_json  # noqa: PLC0415, RUF100
 
         return result_to_json(self, indent)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the JSON envelope to ``path``."""
-        from flow_xray.formats.flow_xray_json import save  # bridge up
+        from flow_xray.formats.flow_xray_json import save  # noqa: PLC0415, RUF100
 
         save(self, path)
 
@@ -319,7 +322,7 @@ class TraceResult:
         Raises:
             TraceFileError: the file cannot be read or is not a trace.
         """
-        from flow_xray.formats.registry import load_trace  # bridge up
+        from flow_xray.formats.registry import load_trace  # noqa: PLC0415, RUF100
 
         return load_trace(path)
 
@@ -333,13 +336,13 @@ class TraceResult:
             diff = TraceResult.load("good.json").diff(TraceResult.load("bad.json"))
             print(diff.summary())  # +1 call, 1 new error, wall time +120 ms (+9%)
         """
-        from flow_xray.analysis.diff import diff_traces  # bridge up
+        from flow_xray.analysis.diff import diff_traces  # noqa: PLC0415, RUF100
 
         return diff_traces(self, other, before_label, after_label)
 
     def to_dot(self) -> str:
         """Return the call graph as Graphviz DOT text."""
-        from flow_xray.render.trace_graph import result_to_dot  # bridge up
+        from flow_xray.render.trace_graph import result_to_dot  # noqa: PLC0415, RUF100
 
         return result_to_dot(self)
 
@@ -356,7 +359,7 @@ class TraceResult:
         that did, as dashed ghost nodes, and each call's static callers and callees.
         A title UTF-8 cannot encode (a lone surrogate) is shown with visible escapes.
         """
-        from flow_xray.render.trace_page import result_to_html  # bridge up
+        from flow_xray.render.trace_page import result_to_html  # noqa: PLC0415, RUF100
 
         return result_to_html(self, path, writable(title), static)
 

@@ -83,8 +83,9 @@ class TraceDiff:
     ) -> str:
         """Return the offline diff viewer page (`flow_xray.render.diff_page`); also write it
         to ``path`` if given. The page is imported when called: the one place analyses
-        reach the pages above them (0.3's ``diff.to_html``)."""
-        from flow_xray.render.diff_page import diff_to_html  # bridge up
+        reach the pages above them (0.3's ``diff.to_html``; the ``noqa`` as in
+        `flow_xray.tree.model`)."""
+        from flow_xray.render.diff_page import diff_to_html  # noqa: PLC0415, RUF100
 
         html = diff_to_html(self.to_dict(), title=title)
         if path is not None:

@@ -87,28 +87,43 @@ def diff_values(before: Any, after: Any) -> ValueDiff | None:
                 more += 1
             continue
         path, a, b = item
-        found: list[KeyChange | tuple[str, Any, Any]] = []
         if isinstance(a, Mapping) and isinstance(b, Mapping):
-            for key in [*a, *(k for k in b if k not in a)]:
-                where = _key_path(path, key)
-                if key not in b:
-                    found.append(KeyChange(where, "removed", a[key], None))
-                elif key not in a:
-                    found.append(KeyChange(where, "added", None, b[key]))
-                else:
-                    found.extend(_compare(where, a[key], b[key]))
+            found = _mapping_changes(path, a, b)
         elif _is_list(a) and _is_list(b):
-            for i, j, equal in _align_items(a, b):
-                if j is None:
-                    found.append(KeyChange(f"{path}[{i}]", "removed", a[i], None))
-                elif i is None:
-                    found.append(KeyChange(f"{path}[{j}]", "added", None, b[j]))
-                elif not equal:
-                    found.extend(_compare(f"{path}[{j}]", a[i], b[j]))
+            found = _list_changes(path, a, b)
         else:
-            found.extend(_compare(path, a, b))
+            found = _compare(path, a, b)
         stack.extend(reversed(found))
     return ValueDiff(before, after, tuple(changes), more)
+
+
+def _mapping_changes(
+    path: str, a: Mapping[Any, Any], b: Mapping[Any, Any]
+) -> list[KeyChange | tuple[str, Any, Any]]:
+    """Key by key, in ``a``'s order then the keys only ``b`` has."""
+    found: list[KeyChange | tuple[str, Any, Any]] = []
+    for key in [*a, *(k for k in b if k not in a)]:
+        where = _key_path(path, key)
+        if key not in b:
+            found.append(KeyChange(where, "removed", a[key], None))
+        elif key not in a:
+            found.append(KeyChange(where, "added", None, b[key]))
+        else:
+            found.extend(_compare(where, a[key], b[key]))
+    return found
+
+
+def _list_changes(path: str, a: Any, b: Any) -> list[KeyChange | tuple[str, Any, Any]]:
+    """Item by item, aligned (`_align_items`)."""
+    found: list[KeyChange | tuple[str, Any, Any]] = []
+    for i, j, equal in _align_items(a, b):
+        if j is None:
+            found.append(KeyChange(f"{path}[{i}]", "removed", a[i], None))
+        elif i is None:
+            found.append(KeyChange(f"{path}[{j}]", "added", None, b[j]))
+        elif not equal:
+            found.extend(_compare(f"{path}[{j}]", a[i], b[j]))
+    return found
 
 
 def _compare(path: str, a: Any, b: Any) -> list[KeyChange | tuple[str, Any, Any]]:

@@ -197,21 +197,7 @@ class _Resolver:
             entry, where = found
             return self._entry(entry, where, depth + 1)
         if isinstance(expr, ast.Attribute):
-            if _is_super(expr.value):
-                cls = _method_class(scope)
-                if cls is None:
-                    return None
-                for base in self.bases(cls):
-                    method = self.method(base, expr.attr)
-                    if method is not None:
-                        return ("name", method)
-                return None
-            base_ref = self.resolve(expr.value, scope, depth + 1)
-            if base_ref is None:
-                return None
-            if base_ref[0] == "instance":
-                return self._member(base_ref[1], expr.attr, depth + 1)
-            return self.chase(f"{base_ref[1]}.{expr.attr}", depth + 1)
+            return self._attribute(expr, scope, depth)
         if isinstance(expr, ast.Call):
             made = self.resolve(expr.func, scope, depth + 1)
             if made is not None and made[0] == "name" and made[1] in self.b.classes:
@@ -226,6 +212,25 @@ class _Resolver:
                 if not (isinstance(side, ast.Constant) and side.value is None):
                     return self.resolve(side, scope, depth + 1)
         return None
+
+    def _attribute(self, expr: ast.Attribute, scope: Scope, depth: int) -> _Ref | None:
+        """What ``obj.attr`` names: ``super().m`` through the bases, else an attribute of
+        what ``obj`` names."""
+        if _is_super(expr.value):
+            cls = _method_class(scope)
+            if cls is None:
+                return None
+            for base in self.bases(cls):
+                method = self.method(base, expr.attr)
+                if method is not None:
+                    return ("name", method)
+            return None
+        base_ref = self.resolve(expr.value, scope, depth + 1)
+        if base_ref is None:
+            return None
+        if base_ref[0] == "instance":
+            return self._member(base_ref[1], expr.attr, depth + 1)
+        return self.chase(f"{base_ref[1]}.{expr.attr}", depth + 1)
 
     def _entry(self, entry: Entry, scope: Scope, depth: int) -> _Ref | None:
         kind, value = entry

@@ -80,7 +80,7 @@ def node_values(record: SpanRecord, origin_ns: int, raw: bool = False) -> tuple[
     handed over as that text (`JsonText`) instead of being parsed: a renderer
     that writes them as JSON again (the viewer page) skips the round trip.
     """
-    record = scrub_foreign(record)  # other instrumentations' secrets (tree/readers.py)
+    record = scrub_foreign(record)  # other instrumentations' secrets (tree/foreign.py)
     attrs = record.attributes
     return _fields(
         record.trace_id,

@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "viewer"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "render" / "browser"))
 
 from playwright.sync_api import Page, sync_playwright
 from viewer_page import CHROMIUM, CHROMIUM_ARGS

@@ -23,11 +23,11 @@ function load(...names) {
   return FX;
 }
 
-// The files of the trace page in page order (html.py SCRIPT_FILES), then the diff page's own;
+// The files of the trace page in page order (page.py SCRIPT_FILES), then the diff page's own;
 // pytest passes the list in FX_SCRIPT_FILES.
 function scriptOrder() {
   if (process.env.FX_SCRIPT_FILES) return JSON.parse(process.env.FX_SCRIPT_FILES);
-  const html = fs.readFileSync(path.join(STATIC, "..", "html.py"), "utf8");
+  const html = fs.readFileSync(path.join(STATIC, "..", "page.py"), "utf8");
   const files = html.match(/SCRIPT_FILES = \(([^)]*)\)/)[1].match(/"[\w.]+"/g).map(JSON.parse);
   const rest = fs.readdirSync(STATIC).filter((f) => f.endsWith(".js") && files.indexOf(f) < 0).sort();
   return files.concat(rest);

@@ -18,12 +18,12 @@ import pytest
 
 from flow_xray.render.page import DIFF_SCRIPT_FILES, SCRIPT_FILES
 
-JS_DIR = Path(__file__).resolve().parent / "js"
+JS_DIR = Path(__file__).resolve().parent
 TESTS = sorted(JS_DIR.glob("*.test.js"))
 
 
 ORDER = list(SCRIPT_FILES) + [n for n in DIFF_SCRIPT_FILES if n not in SCRIPT_FILES]
-STATIC = Path(__file__).resolve().parents[2] / "flow_xray" / "render" / "static"
+STATIC = Path(__file__).resolve().parents[3] / "flow_xray" / "render" / "static"
 
 
 def test_every_script_is_on_a_page() -> None:

@@ -352,7 +352,7 @@ def test_invisible_characters_are_shown_in_every_text_field(open_page: OpenPage)
     assert loaded.console_errors == []
 
 
-OVERVIEW_SHOT = Path(__file__).resolve().parents[2] / ".assets" / "viewer-overview.png"
+OVERVIEW_SHOT = Path(__file__).resolve().parents[3] / ".assets" / "viewer-overview.png"
 
 
 def test_screenshot_of_the_overview(run: Loaded, tmp_path: Path) -> None:

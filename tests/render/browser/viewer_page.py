@@ -2,7 +2,7 @@
 
 Kept out of ``conftest.py``: test modules importing ``conftest`` by name get
 whichever ``conftest`` module was imported first when several test folders
-are collected together (``pytest tests/autodiff tests/viewer``).
+are collected together (``pytest tests/autodiff tests/render``).
 """
 
 from __future__ import annotations

@@ -18,9 +18,13 @@ from viewer_page import CHROMIUM, CHROMIUM_ARGS, Loaded
 VIEWPORT = {"width": 1400, "height": 900}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(e2e_missing: Callable[[str], Any]) -> Iterator[Any]:
-    """One headless Chromium for the session (skips, or fails under FLOW_XRAY_E2E=1, if absent)."""
+    """One headless Chromium per test module (skips, or fails under FLOW_XRAY_E2E=1, if absent).
+
+    Closed after the module: Playwright's sync API keeps an event loop running in this
+    thread while it is open, and tests collected after these ones call ``asyncio.run``.
+    """
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:

@@ -15,8 +15,8 @@ from flow_xray import TraceResult
 
 pytestmark = pytest.mark.e2e
 OpenPage = Callable[..., Loaded]
-SCREENSHOT = Path(__file__).resolve().parents[2] / ".assets" / "diff.png"
-PIPELINE = Path(__file__).resolve().parents[1] / "analysis"
+SCREENSHOT = Path(__file__).resolve().parents[3] / ".assets" / "diff.png"
+PIPELINE = Path(__file__).resolve().parents[2] / "analysis"
 
 
 def in_thread(fn: Callable[[], Any]) -> Any:

@@ -16,7 +16,7 @@ from flow_xray.render.trace_page import trace_to_html
 pytestmark = pytest.mark.e2e
 OpenPage = Callable[..., Loaded]
 MATCHES_SHOWN = "() => document.querySelector('.fx-match-info').textContent !== ''"
-SCREENSHOT = Path(__file__).resolve().parents[2] / ".assets" / "viewer.png"
+SCREENSHOT = Path(__file__).resolve().parents[3] / ".assets" / "viewer.png"
 
 
 @pytest.fixture

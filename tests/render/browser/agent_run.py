@@ -27,7 +27,7 @@ from tests.llm.fake_llm import RunningServer
 BIG = ("The quarterly report covers revenue, churn, hiring and the roadmap. " * 80)[:5000]
 SLOWEST = "rank_sources"
 ROOT_CAUSE = "cell_value"
-ROOT = str(Path(__file__).resolve().parents[2])
+ROOT = str(Path(__file__).resolve().parents[3])
 _CLIENT: list[Any] = []  # the openai client of the current run
 
 

@@ -14,7 +14,7 @@ from flow_xray.analysis import StaticIndex
 
 pytestmark = pytest.mark.e2e
 OpenPage = Callable[..., Loaded]
-FIXTURES = Path(__file__).resolve().parents[1] / "analysis" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "analysis" / "fixtures"
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,10 @@ autodiff names (`Value` and friends) live in an OpenTelemetry-free module.
 
 The package is a folder per layer, each with an import rule (see the README's
 "Architecture"): ``tracing`` (the decorator, OpenTelemetry API only), ``sdk``
-(collecting and exporting), ``tree`` (plain data), ``serialize``, ``llm``,
-``render``, ``autodiff`` and ``cli``. Exports are lazy so that
-``from flow_xray import Value`` never loads OpenTelemetry: each name is
-imported from its module on first access.
+(collecting and exporting), ``tree`` (the trace model), ``formats`` (trace
+files), ``analysis``, ``serialize``, ``llm``, ``render``, ``autodiff`` and
+``cli``. Exports are lazy so that ``from flow_xray import Value`` never loads
+OpenTelemetry: each name is imported from its module on first access.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ _EXPORTS: dict[str, str] = {
     "shutdown": "flow_xray.sdk.provider",
     "FlowXrayProcessor": "flow_xray.sdk.processor",
     "OtlpJsonFileExporter": "flow_xray.sdk.otlp_json_export",
-    # the trace as plain data (tree/)
+    # the trace as plain data (tree/) and its files (formats/)
     "TraceNode": "flow_xray.tree.model",
     "TraceResult": "flow_xray.tree.model",
     "Totals": "flow_xray.tree.model",

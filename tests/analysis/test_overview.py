@@ -1,4 +1,4 @@
-"""render/overview.py: what the viewer's overview lists, from flat rows of built trees."""
+"""analysis/overview.py: what the viewer's overview lists, from flat rows of built trees."""
 
 from __future__ import annotations
 

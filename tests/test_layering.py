@@ -207,6 +207,34 @@ def test_the_rules_catch_a_wrong_import(tmp_path: Path, layer: str, line: str) -
     assert problems_in(source, layer, f"{layer}/module.py")
 
 
+def _eager_imports(path: Path) -> set[str]:
+    """The module names ``path`` imports when it is loaded (not in a function or a class
+    body's method, not under ``if TYPE_CHECKING:``)."""
+    names: set[str] = set()
+    stack: list[ast.AST] = [ast.parse(path.read_text(encoding="utf-8"))]
+    while stack:
+        node = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue
+            if isinstance(child, ast.Import):
+                names.update(alias.name for alias in child.names)
+            elif isinstance(child, ast.ImportFrom) and child.module:
+                names.add(child.module)
+            stack.append(child)
+    return names
+
+
+@pytest.mark.parametrize(("where", "module"), sorted(BRIDGES))
+def test_a_bridge_imports_the_layer_above_only_when_called(where: str, module: str) -> None:
+    """A bridge's upward import sits in the function that uses it: loading the module does
+    not load the layer above (so no import cycle hides behind it)."""
+    eager = _eager_imports(PACKAGE / where)
+    assert not [name for name in eager if name.startswith(module)]
+
+
 def test_nothing_imports_the_cli() -> None:
     """cli/ is the top of the stack: no module outside it imports it."""
     importers = [

@@ -11,15 +11,16 @@ call's conversation; `diff` compares two runs; `static` is the static context
 
 from __future__ import annotations
 
-from flow_xray.analysis.static import (
+from flow_xray.analysis.static.functions import (
     CallSite as CallSite,
     Decorator as Decorator,
-    Edge as Edge,
     FunctionInfo as FunctionInfo,
+)
+from flow_xray.analysis.static.index import StaticIndex as StaticIndex, unused as unused
+from flow_xray.analysis.static.merge import (
+    Edge as Edge,
     Ghost as Ghost,
     StaticContext as StaticContext,
-    StaticIndex as StaticIndex,
-    unused as unused,
 )
 
 __all__ = [

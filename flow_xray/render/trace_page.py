@@ -26,7 +26,8 @@ from flow_xray.tree.model import TraceNode, TraceResult, totals_dict
 from flow_xray.tree.plain import nodes_from_plain
 
 if TYPE_CHECKING:
-    from flow_xray.analysis.static import StaticContext, StaticIndex
+    from flow_xray.analysis.static.index import StaticIndex
+    from flow_xray.analysis.static.merge import StaticContext
 
 
 def result_to_html(

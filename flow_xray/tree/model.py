@@ -21,7 +21,7 @@ from flow_xray.serialize.text import writable
 
 if TYPE_CHECKING:  # the bridge methods' signatures
     from flow_xray.analysis.diff import TraceDiff
-    from flow_xray.analysis.static import StaticIndex
+    from flow_xray.analysis.static.index import StaticIndex
 
 # Each bridge method imports the layer above it when called (``noqa: PLC0415``; RUF100
 # too, while the project's own ruff selection leaves PLC0415 to the floor-plan lint run).

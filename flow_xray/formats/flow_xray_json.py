@@ -150,11 +150,12 @@ def result_from_dict(data: Mapping[str, Any], cls: type[TraceResult] = TraceResu
         raise TraceFileError(f"unsupported flow-xray trace version {version!r}")
     totals = data.get("totals")
     dropped = totals.get("dropped_spans", 0) if isinstance(totals, Mapping) else 0
-    result = cls(
-        roots=[node_from_dict(node, str(i)) for i, node in enumerate(data["nodes"])],
-        dropped_spans=dropped if type(dropped) is int and dropped > 0 else 0,
-    )
-    analyze(result.roots)  # files written before the accounting fields get them too
+    with jsontext.gc_paused():  # many nodes and no cycles (about 2x faster)
+        result = cls(
+            roots=[node_from_dict(node, str(i)) for i, node in enumerate(data["nodes"])],
+            dropped_spans=dropped if type(dropped) is int and dropped > 0 else 0,
+        )
+        analyze(result.roots)  # files written before the accounting fields get them too
     return result
 
 

@@ -88,5 +88,6 @@ def trace_to_html(data: Mapping[str, Any], title: str = "flow-xray trace") -> st
             page = trace_to_html(json.load(fh))
     """
     nodes = data.get("nodes")
-    roots = nodes_from_plain(nodes if isinstance(nodes, list) else [])
-    return trace_page(roots, data.get("totals"), title)
+    with jsontext.gc_paused():  # as in `result_to_html`
+        roots = nodes_from_plain(nodes if isinstance(nodes, list) else [])
+        return trace_page(roots, data.get("totals"), title)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 from typing import Any, Protocol
 
+from flow_xray import jsontext
 from flow_xray.tree.model import TraceNode, new_node
 
 
@@ -54,11 +55,12 @@ def nodes_from_plain(items: Iterable[Any]) -> list[TraceNode]:
         roots = nodes_from_plain(json.load(fh)["nodes"])
     """
     check = _AsGiven()
-    return [
-        build_plain(item, str(i), new_node, check)
-        for i, item in enumerate(items)
-        if check.node(item, str(i))
-    ]
+    with jsontext.gc_paused():  # many nodes and no cycles (about 2x faster)
+        return [
+            build_plain(item, str(i), new_node, check)
+            for i, item in enumerate(items)
+            if check.node(item, str(i))
+        ]
 
 
 def build_plain(
@@ -77,30 +79,46 @@ def build_plain(
     if known is None:
         owner = make if isinstance(make, type) else TraceNode
         known = _KNOWN[make] = frozenset(f.name for f in fields(owner)) - {"children"}
-    nodes: list[TraceNode] = []
-    stack: list[tuple[Any, TraceNode | None, str]] = [(data, None, path)]
-    while stack:
-        item, parent, where = stack.pop()
-        if parent is not None and not check.node(item, where):
-            continue
-        kwargs = {k: v for k, v in item.items() if k != "children"}
-        if not known.issuperset(kwargs):
-            extra = {k: kwargs.pop(k) for k in [k for k in kwargs if k not in known]}
-            kwargs["attributes"] = {**extra, **(kwargs.get("attributes") or {})}
-        kwargs.setdefault("id", f"n{where}")
-        kwargs.setdefault("name", None)  # only a reader that takes values as given lets one by
-        if "status" not in item and isinstance(item.get("error"), str):
-            kwargs["status"] = "error"  # 0.2.0's nodes had no status: an error is one
-        check.fields(kwargs, where)
-        children = check.children(item.get("children") or [], where)
-        node = make(**kwargs)
-        nodes.append(node)
-        if parent is not None:
+    root, kids = _node(data, path, known, make, check)
+    stack: list[tuple[Any, TraceNode, str]] = []
+    pop, push = stack.pop, stack.extend
+    parent, where = root, path
+    while True:
+        if kids:
+            push([(kids[i], parent, f"{where}_{i}") for i in range(len(kids) - 1, -1, -1)])
+        if not stack:
+            return root
+        item, parent, where = pop()
+        if check.node(item, where):
+            node, kids = _node(item, where, known, make, check)
             parent.children.append(node)
-        stack.extend(
-            (child, node, f"{where}_{i}") for i, child in reversed(list(enumerate(children)))
-        )
-    return nodes[0]
+            parent = node
+        else:
+            kids = ()
+
+
+def _node(
+    item: Mapping[str, Any],
+    where: str,
+    known: frozenset[str],
+    make: Callable[..., TraceNode],
+    check: PlainCheck,
+) -> tuple[TraceNode, Sequence[Any]]:
+    """The childless node of ``item`` (at position ``where``), and the items of its children."""
+    kwargs = dict(item)
+    children = kwargs.pop("children", None)
+    if not known.issuperset(kwargs):
+        extra = {k: kwargs.pop(k) for k in [k for k in kwargs if k not in known]}
+        kwargs["attributes"] = {**extra, **(kwargs.get("attributes") or {})}
+    if "id" not in kwargs:
+        kwargs["id"] = f"n{where}"
+    if "name" not in kwargs:
+        kwargs["name"] = None  # only a reader that takes values as given lets one by
+    if "status" not in kwargs and isinstance(kwargs.get("error"), str):
+        kwargs["status"] = "error"  # 0.2.0's nodes had no status: an error is one
+    check.fields(kwargs, where)
+    kids = check.children(children or [], where)
+    return make(**kwargs), kids
 
 
 # The field names of each node maker seen (`TraceNode` and its subclasses).

@@ -6,10 +6,11 @@ autodiff names (`Value` and friends) live in an OpenTelemetry-free module.
 
 The package is a folder per layer, each with an import rule (see the README's
 "Architecture"): ``tracing`` (the decorator, OpenTelemetry API only), ``sdk``
-(collecting and exporting), ``tree`` (plain data), ``serialize``, ``llm``,
-``render``, ``autodiff``, ``integrations`` (pytest and notebooks) and ``cli``.
-Exports are lazy so that ``from flow_xray import Value`` never loads
-OpenTelemetry: each name is imported from its module on first access.
+(collecting and exporting), ``tree`` (the trace model), ``formats`` (trace
+files), ``analysis``, ``serialize``, ``llm``, ``render``, ``autodiff``,
+``integrations`` (pytest and notebooks) and ``cli``. Exports are lazy so that
+``from flow_xray import Value`` never loads OpenTelemetry: each name is imported
+from its module on first access.
 
 PYTEST_DONT_REWRITE: the package ships a pytest plugin, so pytest would rewrite
 its asserts, and warn (an error under ``-W error``) when it was imported before
@@ -33,11 +34,11 @@ _EXPORTS: dict[str, str] = {
     "shutdown": "flow_xray.sdk.provider",
     "FlowXrayProcessor": "flow_xray.sdk.processor",
     "OtlpJsonFileExporter": "flow_xray.sdk.otlp_json_export",
-    # the trace as plain data (tree/)
+    # the trace as plain data (tree/) and its files (formats/)
     "TraceNode": "flow_xray.tree.model",
     "TraceResult": "flow_xray.tree.model",
     "Totals": "flow_xray.tree.model",
-    "load_trace": "flow_xray.tree.load",
+    "load_trace": "flow_xray.formats.registry",
     # values, limits and secrets (serialize/)
     "Limits": "flow_xray.serialize.limits",
     "get_limits": "flow_xray.serialize.limits",
@@ -97,6 +98,7 @@ if TYPE_CHECKING:
         FlowXrayError as FlowXrayError,
         TraceFileError as TraceFileError,
     )
+    from flow_xray.formats.registry import load_trace as load_trace
     from flow_xray.integrations.notebook import (
         load_ipython_extension as load_ipython_extension,
     )
@@ -118,7 +120,6 @@ if TYPE_CHECKING:
         propagate as propagate,
         trace as trace,
     )
-    from flow_xray.tree.load import load_trace as load_trace
     from flow_xray.tree.model import (
         Totals as Totals,
         TraceNode as TraceNode,

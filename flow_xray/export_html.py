@@ -1,8 +1,8 @@
 """0.2.0's import path ``flow_xray.export_html``: single-file offline HTML viewers.
 
 A thin module over `flow_xray.autodiff.viewer` (DOT graphs) and
-`flow_xray.render` (traces). Pages need no network: 0.2.0 loaded Graphviz
-from a CDN, these draw the graph themselves.
+`flow_xray.render.trace_page` (traces). Pages need no network: 0.2.0 loaded
+Graphviz from a CDN, these draw the graph themselves.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from flow_xray.autodiff.viewer import standalone_viewer_html, write_standalone_viewer_html
+from flow_xray.render.trace_page import trace_to_html
 
 __all__ = ["standalone_viewer_html", "trace_to_standalone_html", "write_standalone_viewer_html"]
 
@@ -24,6 +25,4 @@ def trace_to_standalone_html(trace_result: Any, *, title: str = "flow-xray trace
     to_html = getattr(trace_result, "to_html", None)
     if callable(to_html):
         return str(to_html(title=title))
-    from flow_xray.render import trace_to_html  # an object with only to_dict(), as 0.2.0 took
-
-    return trace_to_html(trace_result.to_dict(), title=title)
+    return trace_to_html(trace_result.to_dict(), title=title)  # only to_dict(), as 0.2.0 took

@@ -41,17 +41,22 @@ RULES: dict[str, Rule] = {
     "serialize": Rule(SHARED | {"serialize"}, "none", "values to text, no tracing"),
     "llm": Rule(SHARED | {"llm", "serialize"}, "none", "usage and prices are plain data"),
     "tree": Rule(
-        SHARED | {"tree", "llm", "serialize", "render"},
+        SHARED | {"tree", "llm", "serialize"},
         "none",
-        "the trace as plain data (rendered through render/)",
+        "the trace model on the floor (files, analyses, pages sit above it)",
+    ),
+    "analysis": Rule(
+        SHARED | {"analysis", "tree", "llm", "serialize"}, "none", "pure functions over the model"
+    ),
+    "formats": Rule(
+        SHARED | {"formats", "tree", "analysis", "serialize"}, "none", "trace files to the model"
     ),
     "render": Rule(
-        SHARED | {"render", "llm"}, "none", "renderers see plain data only (llm/ reads chat shapes)"
+        SHARED | {"render", "tree", "analysis"},
+        "none",
+        "pages only present the model and its analyses (no llm/, no formats/)",
     ),
     "autodiff": Rule(SHARED | {"autodiff", "render"}, "none", "autodiff never loads tracing"),
-    "analysis": Rule(
-        SHARED | {"analysis", "tree", "render", "llm", "serialize"}, "none", "pure functions"
-    ),
     "runtime": Rule(
         SHARED | {"runtime"}, "api", "the one owner of process state (the tracing side needs it)"
     ),
@@ -61,7 +66,9 @@ RULES: dict[str, Rule] = {
         "the decorator works under any provider",
     ),
     "sdk": Rule(
-        SHARED | {"sdk", "runtime", "tracing", "tree", "serialize", "llm"}, "any", "SDK side"
+        SHARED | {"sdk", "runtime", "tracing", "tree", "formats", "analysis", "serialize", "llm"},
+        "any",
+        "SDK side",
     ),
     "examples": Rule(
         SHARED | {"examples", "public", "tracing", "tree", "sdk"}, "api", "user-level code"
@@ -69,7 +76,7 @@ RULES: dict[str, Rule] = {
     "cli": Rule(
         SHARED
         | {"cli", "public", "tracing", "sdk", "tree", "serialize", "llm", "render", "autodiff"}
-        | {"examples", "analysis", "runtime"},
+        | {"examples", "analysis", "formats", "runtime"},
         "api",
         "the top of the stack: it only drives the library",
     ),
@@ -84,15 +91,20 @@ RULES: dict[str, Rule] = {
 }
 # The one place the API side reaches the SDK side (documented in tracing/api.py):
 # ``trace.capture()`` / ``trace.run()`` need the SDK's collecting processor.
-# And the trace model's thin `TraceResult.diff` / `to_html(static=)` call the analyses
-# over it (lazily, at call time: nothing in tree/ needs analysis/ to load).
+# The trace model's 0.2.0 convenience methods (`TraceResult.to_html`, ``load``,
+# ``save``, ``totals``, ``diff``, ...) are one-line delegations to the layers above it,
+# imported when called (and their signatures' types); 0.3's ``TraceDiff.to_html`` the
+# same for the diff page. Nothing in tree/ or analysis/ needs those layers to load.
 # And the notebook bridge: `TraceResult._repr_html_` / `_repr_pretty_` and `Value._repr_html_`
 # hand a notebook's display to `flow_xray.integrations.notebook`, imported when first shown.
 BRIDGES = {
     ("tracing/api.py", "flow_xray.sdk.capture"),
     ("tree/model.py", "flow_xray.analysis"),
+    ("tree/model.py", "flow_xray.formats"),
+    ("tree/model.py", "flow_xray.render"),
     ("tree/model.py", "flow_xray.integrations.notebook"),
     ("autodiff/value.py", "flow_xray.integrations.notebook"),
+    ("analysis/diff/trace_diff.py", "flow_xray.render.diff_page"),
 }
 ROOT_FILES = {"__init__.py", "__main__.py"}
 
@@ -193,7 +205,10 @@ def test_imports_follow_the_layer_rules(path: Path) -> None:
         ("tree", "from opentelemetry import trace"),
         ("serialize", "import opentelemetry.trace"),
         ("autodiff", "from flow_xray.tracing import trace"),
-        ("render", "from flow_xray.tree.model import TraceResult"),
+        ("render", "from flow_xray.formats.registry import load_trace"),
+        ("render", "from flow_xray.llm.messages import chat_view"),
+        ("tree", "from flow_xray.analysis.accounting import analyze"),
+        ("analysis", "from flow_xray.render.page import page"),
         ("tree", "def lazy():\n    from flow_xray.sdk.capture import capture"),
         ("runtime", "from flow_xray.tracing import trace"),
         ("runtime", "from opentelemetry.sdk.trace import TracerProvider"),
@@ -204,6 +219,34 @@ def test_the_rules_catch_a_wrong_import(tmp_path: Path, layer: str, line: str) -
     source = tmp_path / "module.py"
     source.write_text(line + "\n", encoding="utf-8")
     assert problems_in(source, layer, f"{layer}/module.py")
+
+
+def _eager_imports(path: Path) -> set[str]:
+    """The module names ``path`` imports when it is loaded (not in a function or a class
+    body's method, not under ``if TYPE_CHECKING:``)."""
+    names: set[str] = set()
+    stack: list[ast.AST] = [ast.parse(path.read_text(encoding="utf-8"))]
+    while stack:
+        node = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue
+            if isinstance(child, ast.Import):
+                names.update(alias.name for alias in child.names)
+            elif isinstance(child, ast.ImportFrom) and child.module:
+                names.add(child.module)
+            stack.append(child)
+    return names
+
+
+@pytest.mark.parametrize(("where", "module"), sorted(BRIDGES))
+def test_a_bridge_imports_the_layer_above_only_when_called(where: str, module: str) -> None:
+    """A bridge's upward import sits in the function that uses it: loading the module does
+    not load the layer above (so no import cycle hides behind it)."""
+    eager = _eager_imports(PACKAGE / where)
+    assert not [name for name in eager if name.startswith(module)]
 
 
 def test_nothing_imports_the_cli() -> None:
@@ -218,7 +261,16 @@ def test_nothing_imports_the_cli() -> None:
     assert importers == []
 
 
-OTEL_FREE = ("serialize", "llm", "tree", "render", "autodiff", "analysis", "integrations")
+OTEL_FREE = (
+    "serialize",
+    "llm",
+    "tree",
+    "formats",
+    "render",
+    "autodiff",
+    "analysis",
+    "integrations",
+)
 
 
 def test_opentelemetry_free_layers_load_no_opentelemetry() -> None:

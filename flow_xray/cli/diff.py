@@ -41,7 +41,7 @@ def diff(
     or changed (~) call, then a summary line. Exits 0 when the runs are
     equal, 1 when they differ (0 with --exit-zero), 2 on bad input.
     """
-    from flow_xray.tree.load import load_trace  # noqa: PLC0415  # loaded when the command runs
+    from flow_xray.formats.registry import load_trace  # noqa: PLC0415  # loaded when the command runs
 
     readable(before)
     readable(after)

@@ -21,7 +21,7 @@ from flow_xray.errors import FlowXrayError
 @click.option("--open", "open_browser", is_flag=True, help="Open the viewer in a web browser.")
 def view(file: str, html_path: str | None, title: str | None, open_browser: bool) -> int:
     """Render a saved trace (flow-xray JSON, OTLP JSON lines or Jaeger JSON) as the HTML viewer."""
-    from flow_xray.tree.load import load_trace  # noqa: PLC0415  # loaded when the command runs
+    from flow_xray.formats.registry import load_trace  # noqa: PLC0415  # loaded when the command runs
 
     readable(file)
     html_out = writable(html_path or f"{Path(file).stem}.html", "--html")

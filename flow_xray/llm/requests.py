@@ -9,7 +9,7 @@ ask `same_request`:
   already reported is written as that span's duplicate, so backends adding up
   token counts count the request once; the reports come from
   `report_from_attributes` on every finished span;
-- when counting a finished tree (`flow_xray.tree.accounting`): each request
+- when counting a finished tree (`flow_xray.analysis.accounting`): each request
   is counted once in the totals.
 
 Both read the provider's response id from the same keys (`response_id`:

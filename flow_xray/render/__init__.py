@@ -1,26 +1,30 @@
-"""Rendering from plain data: the shared graph model, DOT text and offline HTML viewers.
+"""Pages and pictures of plain data: the graph model, DOT text and offline HTML viewers.
 
-Stdlib only; nothing here imports OpenTelemetry or the autodiff engine. The
-trace renderers take the JSON form of a trace (``TraceResult.to_dict()``), so
-any saved flow-xray JSON renders with ``trace_to_html(json.load(fh))``.
+Presents only: the trace model (`flow_xray.tree`) and its analyses
+(`flow_xray.analysis`) come in, pages and DOT go out. Stdlib only otherwise;
+nothing here imports OpenTelemetry. `page` is the one HTML page shell (and its
+Content-Security-Policy); `trace_page` the one trace viewer path, for any
+trace size; `diff_page` and `graph_page` the other viewers; `trace_graph` a
+trace's call graph and DOT; `graph` the graph model shared with the autodiff
+viewer, its DOT writer and reader; `payload` how a trace page packs its data.
+
+This package's own namespace holds the graph side only, so that drawing a
+`Value` graph never loads the trace model: import the trace pages from
+`flow_xray.render.trace_page` and `flow_xray.render.trace_graph`.
 """
 
 from __future__ import annotations
 
 from flow_xray.render.graph import Graph, GraphEdge, GraphNode, Step, graph_to_dot, parse_dot
-from flow_xray.render.html import columns_to_html, dot_viewer_html, graph_to_html, trace_to_html
-from flow_xray.render.trace_graph import trace_to_dot
+from flow_xray.render.graph_page import dot_viewer_html, graph_to_html
 
 __all__ = [
     "Graph",
     "GraphEdge",
     "GraphNode",
     "Step",
-    "columns_to_html",
     "dot_viewer_html",
     "graph_to_dot",
     "graph_to_html",
     "parse_dot",
-    "trace_to_dot",
-    "trace_to_html",
 ]

@@ -83,28 +83,37 @@ def parse_statements(text: str) -> tuple[list[Statement], str]:
             continue
         if kind not in _IDS:
             raise DotSyntaxError(f"unexpected {value!r}")
-        lowered = value.lower() if kind == "id" else ""
-        if lowered in ("graph", "node", "edge") and reader.peek() == ("punct", "["):
-            defaults = reader.attributes()
-            rankdir = defaults.get("rankdir", rankdir) if lowered == "graph" else rankdir
-        elif lowered == "subgraph":
-            raise DotSyntaxError("subgraphs are not supported")
-        elif reader.peek() == ("punct", "="):
-            reader.take()
-            setting = reader.expect("id")
-            rankdir = setting if lowered == "rankdir" else rankdir
-        elif reader.peek()[0] == "arrow":
-            names = [value]
-            while reader.peek()[0] == "arrow":
-                reader.take()
-                names.append(reader.expect("id"))
-            statements.append(("edge", names, reader.attributes()))
-        else:
-            statements.append(("node", [value], reader.attributes()))
+        rankdir = _statement(reader, kind, value, rankdir, statements)
     reader.take()
     if reader.peek() != ("end", ""):
         raise DotSyntaxError("text after the closing brace")
     return statements, rankdir
+
+
+def _statement(
+    reader: _Reader, kind: str, value: str, rankdir: str, statements: list[Statement]
+) -> str:
+    """Read the statement that starts with id ``value``: add it to ``statements`` (a node or
+    an edge chain) or read it as a setting; return the graph's rankdir after it."""
+    lowered = value.lower() if kind == "id" else ""
+    if lowered in ("graph", "node", "edge") and reader.peek() == ("punct", "["):
+        defaults = reader.attributes()
+        return defaults.get("rankdir", rankdir) if lowered == "graph" else rankdir
+    if lowered == "subgraph":
+        raise DotSyntaxError("subgraphs are not supported")
+    if reader.peek() == ("punct", "="):
+        reader.take()
+        setting = reader.expect("id")
+        return setting if lowered == "rankdir" else rankdir
+    if reader.peek()[0] == "arrow":
+        names = [value]
+        while reader.peek()[0] == "arrow":
+            reader.take()
+            names.append(reader.expect("id"))
+        statements.append(("edge", names, reader.attributes()))
+    else:
+        statements.append(("node", [value], reader.attributes()))
+    return rankdir
 
 
 class _Reader:

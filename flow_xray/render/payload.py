@@ -38,7 +38,7 @@ import math
 import sys
 import zlib
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from flow_xray import jsontext
@@ -277,27 +277,34 @@ def unpack(embedded: Mapping[str, Any]) -> dict[str, Any]:
     rows: list[dict[str, Any]] = [{} for _ in range(count)]
     for key, kind, values, absent in body["columns"]:
         missing = set(absent)
-        if kind == "c":
-            kind, values = "v", [values] * count
-        elif kind == "f":
-            numbers = array("d", base64.b64decode(values))
-            if sys.byteorder != "little":
-                numbers.byteswap()
-            kind, values = "v", [None if math.isnan(v) else v for v in numbers]
-        elif kind == "t":
-            kind = "v"
-        elif kind == "J":
-            kind, values = "j", range(values, values + count)
-        for i, (row, value) in enumerate(zip(rows, values, strict=True)):
-            if i in missing:
-                continue
-            if kind == "s":
-                row[key] = None if value < 0 else strings[value]
-            elif kind == "j":
-                row[key] = jsontext.loads(texts[value])
-            else:
-                row[key] = value
+        read = _reader(kind, strings, texts)
+        for i, (row, value) in enumerate(zip(rows, _values(kind, values, count), strict=True)):
+            if i not in missing:
+                row[key] = read(value)
     return {**body["head"], "nodes": rows}
+
+
+def _values(kind: str, values: Any, count: int) -> Sequence[Any]:
+    """A packed column's values, one per call (`_reader` makes each what it stands for)."""
+    if kind == "c":
+        return [values] * count
+    if kind == "f":
+        numbers = array("d", base64.b64decode(values))
+        if sys.byteorder != "little":
+            numbers.byteswap()
+        return [None if math.isnan(v) else v for v in numbers]
+    if kind == "J":
+        return range(values, values + count)
+    return values  # type: ignore[no-any-return]
+
+
+def _reader(kind: str, strings: Sequence[str], texts: Sequence[str]) -> Callable[[Any], Any]:
+    """What a packed value of this column kind stands for: a string, a parsed text, itself."""
+    if kind == "s":
+        return lambda index: None if index < 0 else strings[index]
+    if kind in ("j", "J"):
+        return lambda index: jsontext.loads(texts[index])
+    return lambda value: value
 
 
 def read_page(page: str) -> dict[str, Any]:

@@ -19,10 +19,10 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
+from flow_xray.analysis.accounting import build_result
 from flow_xray.errors import ConfigurationError
 from flow_xray.sdk.processes import ProcessCollection
 from flow_xray.sdk.processor import Collector, ensure_collecting, get_processor
-from flow_xray.tree.build import build_result
 from flow_xray.tree.model import TraceResult
 
 logger = logging.getLogger("flow_xray")

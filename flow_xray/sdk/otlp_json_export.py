@@ -3,7 +3,7 @@
 Each line is one ``{"resourceSpans": [...]}`` object in the OTLP/JSON encoding:
 camelCase keys, trace and span ids as lowercase hex, 64-bit integers
 (``startTimeUnixNano``, ``intValue``) as strings, ``status.code`` and ``kind``
-as integers. `flow_xray.tree.otlp_json` reads them back.
+as integers. `flow_xray.formats.otlp_json` reads them back.
 """
 
 from __future__ import annotations

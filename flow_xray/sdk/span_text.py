@@ -26,7 +26,7 @@ from flow_xray.runtime.tracer import TRACER_NAME
 from flow_xray.serialize import Limits, get_limits, scrub_text
 from flow_xray.serialize.encode import int_attribute
 from flow_xray.serialize.text import has_unwritable, writable, writable_data
-from flow_xray.tree.readers import scrub_attributes
+from flow_xray.tree.foreign import scrub_attributes
 
 _INT64 = 1 << 63
 

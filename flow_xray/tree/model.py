@@ -1,30 +1,30 @@
-"""`TraceNode` and `TraceResult`: the trace tree as plain data, and its JSON envelope.
+"""`TraceNode` and `TraceResult`: the trace tree as plain data.
 
-Nothing here imports OpenTelemetry; renderers only ever see these objects or
-their ``to_dict()`` form. JSON envelope, version 1::
-
-    {"version": 1, "totals": {...}, "nodes": [{"id": ..., "name": ..., "children": [...]}, ...]}
+Nothing here imports OpenTelemetry; renderers only ever see these objects.
+The tree is built from span records by `flow_xray.tree.build` (lazily:
+`flow_xray.tree.lazy`); its files are `flow_xray.formats`, its analyses
+`flow_xray.analysis`, its pages `flow_xray.render`. The convenience methods
+kept from 0.2.0 (``to_dict``, ``from_dict``, ``to_json``, ``save``, ``load``,
+``totals``, ``diff``, ``to_dot``, ``to_html``) are one-line delegations to
+those layers, imported when called: the only place this layer reaches up.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Final, Protocol, cast
+from typing import TYPE_CHECKING, Any
 
-from flow_xray import jsontext
-from flow_xray.errors import TraceFileError
-from flow_xray.files import write_text_atomic
-from flow_xray.serialize.text import has_unwritable, writable, writable_data
-from flow_xray.tree.accounting import analyze
+from flow_xray.serialize.text import writable
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the bridge methods' signatures
     from flow_xray.analysis.diff import TraceDiff
-    from flow_xray.analysis.static_index import StaticIndex
+    from flow_xray.analysis.static.index import StaticIndex
 
-SCHEMA_VERSION = 1
+# Each bridge method imports the layer above it when called (``noqa: PLC0415``; RUF100
+# too, while the project's own ruff selection leaves PLC0415 to the floor-plan lint run).
 
 
 @dataclass(eq=False, kw_only=True, slots=True)
@@ -39,7 +39,7 @@ class TraceNode:
     ``pid`` is the process that ran the call, when the trace spans processes.
 
     The accounting fields are derived from the whole tree (see
-    `flow_xray.tree.accounting`): ``usage_counted`` is None when the node
+    `flow_xray.analysis.accounting`): ``usage_counted`` is None when the node
     reports no LLM usage, True when its figure is in the totals, False when
     another span's figure for the same request was counted (``usage_note``
     says which). For a failed node, ``error_origin`` tells whether the
@@ -109,7 +109,7 @@ class TraceNode:
 
     def field_values(self) -> tuple[Any, ...]:
         """The values of every field but ``children``, in field order."""
-        return _get_data_fields(self)
+        return get_data_fields(self)
 
     def __iter__(self) -> Iterator[TraceNode]:
         """Yield this node and its descendants in pre-order (iteratively)."""
@@ -120,20 +120,10 @@ class TraceNode:
             stack.extend(reversed(child_nodes(node)))
 
     def to_dict(self) -> dict[str, Any]:
-        """Return this subtree as JSON-ready plain data."""
-        out: dict[str, Any] = {}
-        # Iterative on purpose: traces can be deeper than Python's recursion limit.
-        stack: list[tuple[TraceNode, dict[str, Any]]] = [(self, out)]
-        while stack:
-            node, target = stack.pop()
-            target.update(zip(DATA_FIELDS, node.field_values(), strict=True))
-            if not target["meta"]:
-                del target["meta"]  # as in 0.2.0: no "meta" key when there is none
-            children = child_nodes(node)
-            kids: list[dict[str, Any]] = [{} for _ in children]
-            target["children"] = kids
-            stack.extend(zip(children, kids, strict=True))
-        return out
+        """Return this subtree as JSON-ready plain data (`flow_xray.formats.flow_xray_json`)."""
+        from flow_xray.formats.flow_xray_json import node_to_dict  # noqa: PLC0415, RUF100
+
+        return node_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], path: str = "0") -> TraceNode:
@@ -146,47 +136,17 @@ class TraceNode:
             TraceFileError: a node is not an object with a string ``name``, or a
                 field has the wrong type.
         """
-        known = {f.name for f in fields(cls)} - {"children"}
-        make: Callable[..., TraceNode] = new_node if cls is TraceNode else cls  # no 0.2.0 forms
-        checked: set[tuple[Any, ...]] = set()
-        nodes: list[TraceNode] = []
-        stack: list[tuple[Any, TraceNode | None, str]] = [(data, None, path)]
-        while stack:
-            item, parent, where = stack.pop()
-            if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
-                raise TraceFileError(f"trace node {where}: must be an object with a string 'name'")
-            kwargs = {k: v for k, v in item.items() if k != "children"}
-            if not known.issuperset(kwargs):
-                extra = {k: kwargs.pop(k) for k in [k for k in kwargs if k not in known]}
-                kwargs["attributes"] = {**extra, **(kwargs.get("attributes") or {})}
-            kwargs.setdefault("id", f"n{where}")
-            if "status" not in item and isinstance(item.get("error"), str):
-                kwargs["status"] = "error"  # 0.2.0's nodes had no status: an error is one
-            # Nodes of one function share their keys and value types: each set checked once.
-            signature = (*kwargs, *map(type, kwargs.values()))
-            if signature not in checked:
-                _check_types(kwargs, where)
-                if len(checked) < 4096:
-                    checked.add(signature)
-            children = item.get("children") or []
-            if not isinstance(children, list):
-                raise TraceFileError(f"trace node {where}: 'children' must be a list")
-            node = make(**kwargs)
-            nodes.append(node)
-            if parent is not None:
-                parent.children.append(node)
-            stack.extend(
-                (child, node, f"{where}_{i}") for i, child in reversed(list(enumerate(children)))
-            )
-        return nodes[0]
+        from flow_xray.formats.flow_xray_json import node_from_dict  # noqa: PLC0415, RUF100
+
+        return node_from_dict(data, path, cls)
 
 
 DATA_FIELDS = tuple(f.name for f in fields(TraceNode) if f.name != "children")
-# Set on a built tree by `flow_xray.tree.accounting`; the last of `DATA_FIELDS`.
+# Set on a built tree by `flow_xray.analysis.accounting`; the last of `DATA_FIELDS`.
 ACCOUNTING_FIELDS = ("usage_counted", "usage_note", "error_origin", "error_handled")
 # The fields a node's span gives it: the others, in `DATA_FIELDS` order.
 SPAN_FIELDS = DATA_FIELDS[: -len(ACCOUNTING_FIELDS)]
-_get_data_fields = attrgetter(*DATA_FIELDS)
+get_data_fields = attrgetter(*DATA_FIELDS)
 
 
 def new_node(**values: Any) -> TraceNode:
@@ -196,248 +156,12 @@ def new_node(**values: Any) -> TraceNode:
     return node
 
 
-_FIELD_TYPES: dict[str, tuple[type, ...]] = {
-    "id": (str,),
-    "kind": (str,),
-    "inputs": (dict,),
-    "error": (str, type(None)),
-    "traceback": (str, type(None)),
-    "latency_ms": (int, float, type(None)),
-    "start_ms": (int, float),
-    "status": (str,),
-    "incomplete": (bool,),
-    "trace_id": (str,),
-    "span_id": (str,),
-    "parent_id": (str, type(None)),
-    "pid": (int, type(None)),
-    "meta": (dict,),
-    "attributes": (dict,),
-    "events": (list,),
-    "usage_counted": (bool, type(None)),
-    "usage_note": (str, type(None)),
-    "error_origin": (bool, type(None)),
-    "error_handled": (bool, type(None)),
-}
-
-
-def _check_types(kwargs: Mapping[str, Any], where: str) -> None:
-    for key, value in kwargs.items():
-        expected = _FIELD_TYPES.get(key)
-        if expected is not None and not isinstance(value, expected):
-            names = " or ".join("null" if t is type(None) else t.__name__ for t in expected)
-            raise TraceFileError(f"trace node {where}: {key!r} must be {names}, got {value!r:.60}")
-
-
-class NodeSource(Protocol):
-    """Where a `LazyNode` gets its details: the span it was built from. Nodes count their
-    positions from the source's ``base`` (the row of their span in ``reader``'s store)."""
-
-    @property
-    def reader(self) -> RowReader:
-        """Reads the spans' rows."""
-
-    @property
-    def base(self) -> int:
-        """The row of position 0."""
-
-    def node(self, at: int) -> TraceNode:
-        """The fully built node for position ``at``."""
-
-
-class RowReader(Protocol):
-    """Reads many unfilled nodes' details at once (`flow_xray.tree.flat`)."""
-
-    def columns(self, rows: Sequence[int]) -> list[list[Any]]:
-        """The `LAZY_FIELDS` of these rows' nodes as columns (one list per field, in order),
-        details as JSON text (`JsonText`) where the span holds them so."""
-
-
-# Fields a `LazyNode` fills from its span on first use; the others are set when it is built.
-LAZY_FIELDS = (
-    "id",
-    "kind",
-    "inputs",
-    "output",
-    "error",
-    "traceback",
-    "latency_ms",
-    "start_ms",
-    "incomplete",
-    "trace_id",
-    "span_id",
-    "parent_id",
-    "pid",
-    "meta",
-    "attributes",
-    "events",
-)
-
-
-class _Deferred:
-    """A field of `LazyNode`: its slot, filled from the span first while the node is unfilled."""
-
-    __slots__ = ("slot",)
-
-    def __init__(self, slot: Any) -> None:
-        self.slot = slot
-
-    def __get__(self, node: Any, owner: Any = None) -> Any:
-        if node is None:
-            return self
-        if node._source is not None:
-            node.fill()
-        return self.slot.__get__(node, owner)
-
-    def __set__(self, node: Any, value: Any) -> None:
-        if node._source is not None:
-            node.fill()
-        self.slot.__set__(node, value)
-
-    def __delete__(self, node: Any) -> None:
-        if node._source is not None:
-            node.fill()
-        self.slot.__delete__(node)
-
-
-class LazyNode(TraceNode):
-    """A `TraceNode` built from a captured span whose details are decoded on first use.
-
-    A million-call trace builds its tree in seconds and small because only the
-    tree (``name``, ``status``, ``children`` and the accounting fields) is made
-    up front; reading or writing any other field (``inputs``, ``attributes``,
-    ``id``, ...) first fills them all from the span, once. A node whose span
-    carries metadata is filled when built. It is a `TraceNode` in every other
-    way: equal to an eager node with the same fields, picklable, mutable.
-    """
-
-    __slots__ = ("_at", "_source")
-    _at: int
-    _source: NodeSource | None
-
-    def fill(self) -> None:
-        """Decode the fields from the span (a no-op once done)."""
-        source = self._source
-        if source is None:
-            return
-        full = source.node(self._at)
-        self._source = None
-        for name in LAZY_FIELDS:
-            slot = _SLOTS[name]
-            slot.__set__(self, slot.__get__(full, TraceNode))
-
-    def field_values(self) -> tuple[Any, ...]:
-        source = self._source
-        if source is None:
-            return _get_data_fields(self)
-        # Read from a node decoded for the purpose: this node stays unfilled (and small).
-        full = source.node(self._at)
-        for name in _EAGER_FIELDS:
-            setattr(full, name, getattr(self, name))
-        return _get_data_fields(full)
-
-    def has_meta(self) -> bool:
-        # Unfilled means no metadata: nodes with some are filled when built.
-        return self._source is None and bool(self.meta)
-
-    def __getstate__(self) -> Any:
-        self.fill()
-        return object.__getstate__(self)  # type: ignore[attr-defined]
-
-    def __setstate__(self, state: Any) -> None:
-        self._source = None
-        _, slots = state
-        for name, value in slots.items():
-            setattr(self, name, value)
-
-
-_SLOTS = {name: TraceNode.__dict__[name] for name in LAZY_FIELDS}
 _CHILDREN_SLOT: Any = TraceNode.__dict__["children"]
-# A lazily built leaf holds this instead of an empty list of its own (56 bytes
-# each, a million of them in a big trace) until its ``children`` is read.
-_NO_CHILDREN: Final[tuple[()]] = ()
 
 
 def child_nodes(node: TraceNode) -> Sequence[TraceNode]:
     """``node.children`` for reading only, without giving a lazily built leaf its list."""
     return _CHILDREN_SLOT.__get__(node, TraceNode)  # type: ignore[no-any-return]
-
-
-def unfilled_rows(nodes: Iterable[TraceNode]) -> tuple[list[RowReader | None], list[int]]:
-    """For each node, the reader of its span's row and the row if it is a lazily built node
-    not yet filled (its details are read from there), else None and -1."""
-    sources = [node._source if type(node) is LazyNode else None for node in nodes]
-    readers = [None if source is None else source.reader for source in sources]
-    rows = [
-        -1 if source is None else source.base + node._at  # type: ignore[attr-defined]
-        for node, source in zip(nodes, sources, strict=True)
-    ]
-    return readers, rows
-
-
-class _Children:
-    """``LazyNode.children``: a leaf's list is made when first read (see `_NO_CHILDREN`)."""
-
-    def __get__(self, node: Any, owner: Any = None) -> Any:
-        if node is None:
-            return self
-        children = _CHILDREN_SLOT.__get__(node, owner)
-        if children is _NO_CHILDREN:
-            children = []
-            _CHILDREN_SLOT.__set__(node, children)
-        return children
-
-    def __set__(self, node: Any, value: Any) -> None:
-        _CHILDREN_SLOT.__set__(node, value)
-
-
-LazyNode.children = _Children()  # type: ignore[assignment]
-_EAGER_FIELDS = tuple(n for n in DATA_FIELDS if n not in LAZY_FIELDS)
-for _name in LAZY_FIELDS:
-    setattr(LazyNode, _name, _Deferred(_SLOTS[_name]))
-
-
-def lazy_nodes(
-    source: Callable[[int], NodeSource],
-    positions: Sequence[int],
-    names: Sequence[str],
-    statuses: Sequence[str],
-    filled: Container[int] = (),
-) -> list[TraceNode]:
-    """A `LazyNode` for each of ``positions``, details not yet decoded.
-
-    ``source(base)`` gives the `NodeSource` of the positions from ``base`` on
-    (called once per block of 256). ``names`` and ``statuses`` are indexed by
-    position; the nodes at positions in ``filled`` (those whose spans carry
-    metadata) are filled at once.
-    """
-    nodes: list[LazyNode] = []
-    add = nodes.append
-    blocks: dict[int, NodeSource] = {}
-    fill: list[LazyNode] = []
-    for at in positions:
-        node: LazyNode = _new(LazyNode)
-        node.name = names[at]
-        node.status = statuses[at]
-        node.children = _NO_CHILDREN  # type: ignore[assignment]  # a list once read
-        node.usage_counted = node.usage_note = node.error_origin = node.error_handled = None
-        base = at >> _BLOCK_BITS
-        block = blocks.get(base)
-        if block is None:
-            block = blocks[base] = source(base << _BLOCK_BITS)
-        node._source = block
-        node._at = at & _BLOCK_MASK
-        add(node)
-        if at in filled:
-            fill.append(node)
-    for node in fill:
-        node.fill()
-    return cast("list[TraceNode]", nodes)
-
-
-# A node's position is kept as an offset into a block of positions: offsets are
-# small ints, which CPython shares (a million distinct ints would take 28 MB).
-_BLOCK_BITS: Final = 8
-_BLOCK_MASK: Final = (1 << _BLOCK_BITS) - 1
 
 
 _new = object.__new__
@@ -449,7 +173,7 @@ class Totals:
 
     ``dropped_spans`` counts the calls a capped capture (``max_spans``) left out.
 
-    Counting rules (`flow_xray.tree.accounting`): every LLM request is counted
+    Counting rules (`flow_xray.analysis.accounting`): every LLM request is counted
     once, whichever spans report it — tokens and cost sum only the spans whose
     ``usage_counted`` is True. ``errors`` counts failures: each exception once,
     at the span that raised it, however many calls it passed through, handled
@@ -483,6 +207,11 @@ class Totals:
             f"{self.nodes} nodes{dropped}, {errors}{stopped}, {self.wall_time_ms:.1f} ms, "
             f"{self.total_tokens:,} tokens, {cost}"
         )
+
+
+def totals_dict(totals: Totals) -> dict[str, Any]:
+    """A `Totals` as plain data (every field it has), as the JSON envelope and pages hold it."""
+    return {f.name: getattr(totals, f.name) for f in fields(totals)}
 
 
 @dataclass(eq=True)
@@ -547,34 +276,15 @@ class TraceResult:
         Recomputes the accounting fields of every node first (see `Totals`), so
         the figures match the tree as it is now.
         """
-        counts = analyze(self.roots)
-        ends = [r.start_ms + (r.latency_ms or 0.0) for r in self.roots]
-        wall = max(ends) - min(r.start_ms for r in self.roots) if self.roots else 0.0
-        return Totals(
-            counts.nodes,
-            counts.errors,
-            wall,
-            counts.prompt_tokens,
-            counts.completion_tokens,
-            counts.total_tokens,
-            counts.cost_usd,
-            self.dropped_spans,
-            counts.handled_errors,
-            counts.cancelled,
-            counts.interrupted,
-        )
+        from flow_xray.analysis.accounting import totals  # noqa: PLC0415, RUF100
+
+        return totals(self)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON envelope (version 1) as plain data."""
-        return {
-            "version": SCHEMA_VERSION,
-            "totals": self._totals_dict(),
-            "nodes": [root.to_dict() for root in self.roots],
-        }
+        from flow_xray.formats.flow_xray_json import result_to_dict  # noqa: PLC0415, RUF100
 
-    def _totals_dict(self) -> dict[str, Any]:
-        totals = self.totals
-        return {f.name: getattr(totals, f.name) for f in fields(totals)}
+        return result_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TraceResult:
@@ -583,19 +293,9 @@ class TraceResult:
         Raises:
             TraceFileError: ``data`` is not a version-1 flow-xray trace.
         """
-        if not isinstance(data, Mapping) or not isinstance(data.get("nodes"), list):
-            raise TraceFileError("not a flow-xray trace: expected an object with a 'nodes' list")
-        version = data.get("version", SCHEMA_VERSION)
-        if version != SCHEMA_VERSION:
-            raise TraceFileError(f"unsupported flow-xray trace version {version!r}")
-        totals = data.get("totals")
-        dropped = totals.get("dropped_spans", 0) if isinstance(totals, Mapping) else 0
-        result = cls(
-            roots=[TraceNode.from_dict(node, str(i)) for i, node in enumerate(data["nodes"])],
-            dropped_spans=dropped if type(dropped) is int and dropped > 0 else 0,
-        )
-        analyze(result.roots)  # files written before the accounting fields get them too
-        return result
+        from flow_xray.formats.flow_xray_json import result_from_dict  # noqa: PLC0415, RUF100
+
+        return result_from_dict(data, cls)
 
     def to_json(self, indent: int | None = None) -> str:
         """Return the JSON envelope as text (``default=repr`` keeps odd values readable).
@@ -604,26 +304,25 @@ class TraceResult:
         visible ``\\udcXX`` escapes, so the text always encodes as UTF-8. Any call
         depth works (`flow_xray.jsontext`).
         """
-        data = self.to_dict()
-        text = jsontext.dumps(data, indent=indent, default=repr)
-        if has_unwritable(text):
-            escaped = writable_data(data)
-            text = writable(jsontext.dumps(escaped, indent=indent, default=repr))
-        return text
+        from flow_xray.formats.flow_xray_json import result_to_json  # noqa: PLC0415, RUF100
+
+        return result_to_json(self, indent)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the JSON envelope to ``path``."""
-        write_text_atomic(path, self.to_json())
+        from flow_xray.formats.flow_xray_json import save  # noqa: PLC0415, RUF100
+
+        save(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> TraceResult:
         """Read a saved trace: flow-xray JSON (``save`` / ``to_json``) or any other format
-        `flow_xray.tree.load.load_trace` reads (OTLP JSON lines, ...).
+        `flow_xray.formats.registry.load_trace` reads (OTLP JSON lines, ...).
 
         Raises:
             TraceFileError: the file cannot be read or is not a trace.
         """
-        from flow_xray.tree.load import load_trace  # load builds on this module
+        from flow_xray.formats.registry import load_trace  # noqa: PLC0415, RUF100
 
         return load_trace(path)
 
@@ -637,15 +336,15 @@ class TraceResult:
             diff = TraceResult.load("good.json").diff(TraceResult.load("bad.json"))
             print(diff.summary())  # +1 call, 1 new error, wall time +120 ms (+9%)
         """
-        from flow_xray.analysis.diff import diff_traces
+        from flow_xray.analysis.diff import diff_traces  # noqa: PLC0415, RUF100
 
         return diff_traces(self, other, before_label, after_label)
 
     def to_dot(self) -> str:
         """Return the call graph as Graphviz DOT text."""
-        from flow_xray.render import trace_to_dot
+        from flow_xray.render.trace_graph import result_to_dot  # noqa: PLC0415, RUF100
 
-        return trace_to_dot(self.to_dict())
+        return result_to_dot(self)
 
     def to_html(
         self,
@@ -661,25 +360,11 @@ class TraceResult:
         that did, as dashed ghost nodes, and each call's static callers and callees.
         ``select`` (a node of this trace, or its ``span_id``) is the call the page
         opens on, instead of the overview's choice (the root-cause failure).
+        A title UTF-8 cannot encode (a lone surrogate) is shown with visible escapes.
         """
-        from flow_xray.render import columns_to_html, trace_to_html
+        from flow_xray.render.trace_page import result_to_html  # noqa: PLC0415, RUF100
 
-        call = (select.span_id or select.id) if isinstance(select, TraceNode) else select
-        if static is not None:  # the static context adds nodes to the JSON form
-            data = static.merge(self).annotate(self.to_dict())
-            html = trace_to_html(data, title=title, select=call)
-        else:
-            from flow_xray.tree.flat import trace_columns
-
-            totals = self._totals_dict()
-            with jsontext.gc_paused():  # a column per field, a row per call: no cycles
-                html = columns_to_html(trace_columns(self.roots), totals, title, select=call)
-        if has_unwritable(html):  # surrogates from foreign spans: shown as escapes
-            data = writable_data(self.to_dict())
-            html = writable(trace_to_html(data, title=writable(title), select=call))
-        if path is not None:
-            write_text_atomic(path, html)
-        return html
+        return result_to_html(self, path, writable(title), static, select)
 
     # The notebook bridge: Jupyter (and VS Code) ask these for a result shown in a cell;
     # how it is shown lives in `flow_xray.integrations.notebook`, imported on first use.

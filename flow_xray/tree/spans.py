@@ -1,7 +1,7 @@
 """Plain span data: the one shape every span source is reduced to, and a compact store of it.
 
-The span processor turns SDK spans into rows of a `SpanStore`; the OTLP JSON
-importer turns file lines into `SpanRecord`s; `flow_xray.tree` builds
+The span processor turns SDK spans into rows of a `SpanStore`; the trace file
+readers (`flow_xray.formats`) turn files into `SpanRecord`s; `flow_xray.tree.build` builds
 `TraceNode` trees from either. Nothing here imports OpenTelemetry.
 """
 
@@ -85,7 +85,7 @@ class SpanStore(Sequence[SpanRecord]):
 
         store = SpanStore()
         store.append(record)
-        tree = build_result(store)
+        tree = build_tree(store)
     """
 
     __slots__ = (

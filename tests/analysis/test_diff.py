@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from flow_xray import TraceResult
-from flow_xray.analysis.diff import ALIGN_CELLS, _name_alignment, diff_traces
+from flow_xray.analysis.diff import diff_traces
+from flow_xray.analysis.diff.align import ALIGN_CELLS, _name_alignment
 
 
 def call(name: str, *children: dict[str, Any], **fields: Any) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import pytest
 from analysis_fixtures import FIXTURES, SHOP
 
 from flow_xray.analysis import Decorator, StaticIndex
-from flow_xray.analysis.static_index import module_name
+from flow_xray.analysis.static.functions import module_name
 from flow_xray.errors import SourceError
 
 

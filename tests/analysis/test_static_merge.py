@@ -10,7 +10,7 @@ from analysis_fixtures import SHOP
 
 from flow_xray import TraceResult
 from flow_xray.analysis import StaticIndex, unused
-from flow_xray.analysis.static_merge import GHOST_CAP
+from flow_xray.analysis.static.merge import GHOST_CAP
 
 RunShop = Callable[..., TraceResult]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from flow_xray.analysis.values import MAX_CHANGES, diff_values, text_diff
+from flow_xray.analysis.diff.values import MAX_CHANGES, diff_values, text_diff
 
 
 def test_equal_values_have_no_diff() -> None:

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from flow_xray import TraceFileError, TraceResult
-from flow_xray.tree.jaeger_json import is_jaeger_json, read_jaeger_json
-from flow_xray.tree.load import load_trace
+from flow_xray.formats.jaeger_json import is_jaeger_json, read_jaeger_json
+from flow_xray.formats.registry import load_trace
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "jaeger_trace.json"
 TRACE_ID = "0123456789abcdef0123456789abcdef"

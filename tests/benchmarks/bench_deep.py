@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from flow_xray.tree.build import build_result
+from flow_xray.analysis.accounting import build_result
 from flow_xray.tree.model import TraceResult
 from flow_xray.tree.spans import SpanRecord
 

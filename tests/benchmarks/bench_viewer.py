@@ -20,13 +20,13 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "viewer"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "render" / "browser"))
 
 from playwright.sync_api import Page, sync_playwright
 from viewer_page import CHROMIUM, CHROMIUM_ARGS
 from viewer_traces import wide_trace
 
-from flow_xray.render import trace_to_html
+from flow_xray.render.trace_page import trace_to_html
 
 SIZES = (10_000, 100_000, 1_000_000)
 RUNS = 3

@@ -283,7 +283,7 @@ def test_html_and_title_options_are_used(flow_xray: Cli, tmp_path: Path) -> None
 
 def test_otlp_json_lines_hold_the_same_spans(flow_xray: Cli, tmp_path: Path) -> None:
     """--otlp-json writes OTLP JSON lines with every span of the run, flushed before exit."""
-    from flow_xray.tree.otlp_json import read_otlp_json
+    from flow_xray.formats.otlp_json import read_otlp_json
 
     proc = flow_xray("run", "--otlp-json", "spans.jsonl", str(SCRIPTS / "traced_ok.py"))
     assert proc.returncode == 0, proc.stderr

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from flow_xray.cli import cli
-from flow_xray.tree.load import load_trace
+from flow_xray.formats.registry import load_trace
 
 
 @pytest.mark.usefixtures("otel_globals")  # in-process, `--otlp-json` installs a global provider

@@ -1,6 +1,6 @@
 """Fixtures of the integration tests: a notebook executed by a real kernel, and Chromium.
 
-The browser is Debian's Chromium driven by Playwright (as in ``tests/viewer``),
+The browser is Debian's Chromium driven by Playwright (as in ``tests/render/browser``),
 every request outside the page (``file:``, ``blob:``, ``data:``, ``about:``)
 refused and recorded, since the pages must work offline.
 """

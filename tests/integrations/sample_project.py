@@ -1,7 +1,7 @@
 """A small project with passing and failing tests, run by a real ``pytest`` in a subprocess.
 
 Kept out of ``conftest.py`` so test modules can import it by name (see
-``tests/viewer/viewer_page.py`` for why).
+``tests/render/browser/viewer_page.py`` for why).
 """
 
 from __future__ import annotations

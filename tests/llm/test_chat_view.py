@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from flow_xray.llm.messages import chat_view
-from flow_xray.render.html import trace_to_html
 from flow_xray.render.payload import read_page
+from flow_xray.render.trace_page import trace_to_html
 
 WEATHER_CALL = {"city": "Paris"}
 

@@ -174,7 +174,7 @@ def test_the_otlp_sent_counts_each_request_once(
     app: Callable[..., tuple[AppRun, tuple[int, int], int]], combo: str
 ) -> None:
     """Adding up the token attributes of the exported spans, as backends do, gives the bill."""
-    from flow_xray.tree.otlp_json import read_otlp_json
+    from flow_xray.formats.otlp_json import read_otlp_json
 
     run, (billed_in, billed_out), _ = app(COMBOS[combo], "run-otlp-json")
     assert run.otlp_json is not None

@@ -67,7 +67,7 @@ def test_same_endpoint_from_option_and_environment_exports_each_span_once(
         command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    from flow_xray.tree.load import load_trace
+    from flow_xray.formats.registry import load_trace
 
     in_trace = Counter(node.name for node in load_trace(trace_json))
     received = Counter(otlp_receiver.span_names())

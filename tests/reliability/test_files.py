@@ -20,10 +20,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from flow_xray import jsontext
+from flow_xray.analysis.accounting import build_result
 from flow_xray.errors import TraceFileError
+from flow_xray.formats.registry import load_trace
 from flow_xray.render.payload import read_page
-from flow_xray.tree.build import build_result
-from flow_xray.tree.load import load_trace
 from flow_xray.tree.model import TraceResult
 from flow_xray.tree.spans import SpanRecord
 

@@ -25,7 +25,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from flow_xray import trace
-from flow_xray.tree.load import load_trace
+from flow_xray.formats.registry import load_trace
 from flow_xray.tree.model import TraceResult
 
 SIBLINGS = 20

@@ -35,7 +35,7 @@ from flow_xray import OtlpJsonFileExporter, TraceResult, set_redaction, trace
 from flow_xray.render.payload import read_page
 from flow_xray.sdk.span_text import exportable_spans
 from flow_xray.serialize import REDACTED, get_limits, scrub_text
-from flow_xray.tree.readers import scrub_foreign
+from flow_xray.tree.foreign import scrub_foreign
 from flow_xray.tree.spans import EventRecord, SpanRecord
 
 # --- the corpus ------------------------------------------------------------------

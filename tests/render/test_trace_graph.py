@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 from test_graph import check_golden
 
-from flow_xray.render import trace_to_dot
-from flow_xray.render.trace_graph import flatten_trace, format_ms, node_label
+from flow_xray.render.trace_graph import flatten_trace, format_ms, node_label, trace_to_dot
 from flow_xray.tree.model import TraceNode, TraceResult
 
 

@@ -7,9 +7,10 @@ import copy
 import pickle
 
 from flow_xray import trace
+from flow_xray.analysis.accounting import build_result
 from flow_xray.sdk.processor import get_processor
-from flow_xray.tree.build import build_result
-from flow_xray.tree.model import LazyNode, TraceNode
+from flow_xray.tree.lazy import LazyNode
+from flow_xray.tree.model import TraceNode
 from flow_xray.tree.spans import SpanRecord, SpanStore
 
 

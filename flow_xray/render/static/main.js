@@ -1,5 +1,5 @@
 // main.js -> FX.main: read the embedded data and start the viewer it asks for.
-// Public: main() -- called once by the page (html.py) after every file has loaded.
+// Public: main() -- called once by the page (render/page.py) after every file has loaded.
 
 FX.main = (function () {
   const U = FX.util;

@@ -1,6 +1,6 @@
 // overview.js -> FX.overview: the trace viewer's overview pane -- failures root cause first,
 // the calls with the most self time, the critical path, the costliest LLM calls and usage
-// per model, repeated calls. The figures come computed from Python (render/overview.py,
+// per model, repeated calls. The figures come computed from Python (analysis/overview.py,
 // payload.overview, rows by index); this file only draws them. Every entry selects its call.
 // Public: build(app, overview) -> {el, show(section)}; llmFacts(node) -> "gpt-4o · 1.2k tok · $0.01"; sections: errors, slow, critical, llm,
 // models, repeated. `app` gives nodes, parent and select(i, reveal).

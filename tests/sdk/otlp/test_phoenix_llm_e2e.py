@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from flow_xray.tree.load import load_trace
+from flow_xray.formats.registry import load_trace
 from tests.llm.fake_llm import FakeLLM, RunningServer
 from tests.llm.harness import AppRun, run_app
 from tests.sdk.otlp.phoenix_server import Phoenix

@@ -13,9 +13,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from flow_xray.errors import ConfigurationError
+from flow_xray.formats.otlp_json import read_otlp_json
 from flow_xray.sdk import provider as flow_provider
 from flow_xray.sdk.provider import configure
-from flow_xray.tree.otlp_json import read_otlp_json
 from tests.sdk.otlp.conftest import OtlpHttpReceiver
 from tests.sdk.otlp.phoenix_server import free_port
 

@@ -214,7 +214,7 @@ def test_forked_child_never_exports_the_parents_queued_spans_twice(tmp_path: Pat
         timeout=60,
         check=True,
     )
-    from flow_xray.tree.otlp_json import read_otlp_json
+    from flow_xray.formats.otlp_json import read_otlp_json
 
     names = sorted(record.name for record in read_otlp_json(out))
     assert names == ["in_child", "queued_in_parent"]

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from processes_support import SCRIPTS, Cli
 
-from flow_xray.tree.otlp_json import read_otlp_json
+from flow_xray.formats.otlp_json import read_otlp_json
 from tests.sdk.otlp.conftest import OtlpHttpReceiver
 from tests.sdk.otlp.phoenix_server import Phoenix
 

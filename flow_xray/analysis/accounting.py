@@ -1,0 +1,386 @@
+"""Who counts what: LLM usage once per request, errors once per failure — a pure pass over a tree.
+
+Several spans often report the same LLM request: flow-xray's ``@trace(kind="llm")``
+span around ``client.chat.completions.create``, the instrumentor span inside
+it (OpenInference, the official OpenAI instrumentation, OpenLLMetry), the
+provider SDK's own span (``anthropic`` ≥ 2.16), an agent that returns its
+child's response object. Summing them all would multiply the cost. The rule:
+
+1. **Innermost owns the request.** A span reporting usage is *counted* unless a
+   span inside it already counts the same request: the same response id
+   (``gen_ai.response.id``), or — when ids are missing — the same input and
+   output tokens with a compatible model (``gpt-4o-mini`` matches
+   ``gpt-4o-mini-2024-07-18``); the rule recording uses too,
+   `flow_xray.llm.requests.same_request`. An ancestor whose figure is the sum
+   of the requests counted inside it (an agent reporting its total) is not
+   counted either. Different response ids are always different requests.
+2. **Siblings that are one request.** Two child spans of one call that report
+   the same request at overlapping times from different instrumentations (two
+   instrumentors patching one client) are one request: the one that started
+   first is counted.
+3. Everything else is a request of its own and is counted.
+
+Every span keeps its own figure (the viewer shows it); ``usage_counted`` says
+whether it is in the totals, ``usage_note`` why not.
+
+Errors are counted as failures, not as failing spans. A span whose failing
+child failed with the same exception (same type) merely *passed it through*;
+the innermost one is the *origin* (``error_origin``). A failure is *handled*
+(``error_handled``) when some ancestor ended without it. ``Totals.errors``
+counts origins; two sibling instrumentor spans failing for one request count
+once. ``cancelled`` and ``interrupted`` calls are not failures.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from flow_xray import attributes as attr
+from flow_xray.llm.requests import Request, response_id, same_request
+from flow_xray.tree.build import build_tree
+from flow_xray.tree.foreign import clean_error_type
+from flow_xray.tree.model import Totals, TraceNode, TraceResult, child_nodes
+from flow_xray.tree.spans import SpanRecord
+
+__all__ = ["SCOPE_KEY", "Counts", "analyze", "build_result", "totals"]
+
+# The instrumentation scope of a foreign span (set by the span readers).
+SCOPE_KEY = attr.OTEL_SCOPE_NAME
+_COUNTED_IN = attr.USAGE_COUNTED_IN
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """One counted LLM request: the node that owns it and what identifies it."""
+
+    node: TraceNode
+    request: Request
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """What `analyze` found: nodes, failures, stopped calls, and usage sums of counted spans.
+
+    ``cost_usd`` is None when no counted span has a cost.
+    """
+
+    nodes: int
+    errors: int
+    handled_errors: int
+    cancelled: int
+    interrupted: int
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    cost_usd: float | None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _request(node: TraceNode) -> _Request | None:
+    meta = node.meta
+    prompt = _int(meta.get("prompt_tokens"))
+    completion = _int(meta.get("completion_tokens"))
+    if prompt is None and completion is None:
+        total = _int(meta.get("total_tokens"))
+        if total is None:
+            return None
+        prompt = total  # only a total is known: compare it as the input side
+    model = meta.get("model")
+    request = Request(
+        response_id(node.attributes), model if isinstance(model, str) else None, prompt, completion
+    )
+    return _Request(node, request)
+
+
+def _overlap(a: TraceNode, b: TraceNode) -> bool:
+    a_end = None if a.latency_ms is None else a.start_ms + a.latency_ms
+    b_end = None if b.latency_ms is None else b.start_ms + b.latency_ms
+    return (b_end is None or a.start_ms <= b_end) and (a_end is None or b.start_ms <= a_end)
+
+
+def _scope(node: TraceNode) -> str:
+    scope = node.attributes.get(SCOPE_KEY)
+    return scope if isinstance(scope, str) else ""
+
+
+def _picked(
+    roots: Sequence[TraceNode],
+) -> tuple[int, list[tuple[TraceNode, TraceNode | None, TraceNode | None]]]:
+    """Count the nodes and pick the ones the rules concern, in pre-order (iteratively).
+
+    Picked: nodes that report usage or metadata, did not end ``ok``, or carry
+    accounting fields from an earlier pass. Each comes with its parent and its
+    nearest picked ancestor (the *anchor* its requests are passed up to), so
+    the many plain nodes of a big trace cost one look each.
+    """
+    count = 0
+    picked: list[tuple[TraceNode, TraceNode | None, TraceNode | None]] = []
+    stack: list[tuple[TraceNode, TraceNode | None, TraceNode | None]] = [
+        (r, None, None) for r in reversed(roots)
+    ]
+    while stack:
+        node, parent, anchor = stack.pop()
+        count += 1
+        if (
+            node.has_meta()
+            or node.status != "ok"
+            or node.usage_counted is not None
+            or node.error_origin is not None
+        ):
+            picked.append((node, parent, anchor))
+            anchor = node
+        children = child_nodes(node)
+        if children:
+            stack.extend([(child, node, anchor) for child in reversed(children)])
+    return count, picked
+
+
+def build_result(records: Iterable[SpanRecord]) -> TraceResult:
+    """The trace the records describe (`flow_xray.tree.build.build_tree`), counted: every
+    node's accounting fields set (`analyze`). What a capture and every file reader give.
+
+    Example::
+
+        result = build_result(read_otlp_json("spans.jsonl"))
+    """
+    # One pause of the cyclic GC for both passes, as `build_tree` pauses it for its own:
+    # a million nodes and no cycles, so each collection would only rescan the new tree.
+    # (Resumed as the last thing done, so no collection starts before this returns.)
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        result = build_tree(records)
+        analyze(result.roots)
+    finally:
+        if paused:
+            gc.enable()
+    return result
+
+
+def totals(result: TraceResult) -> Totals:
+    """``result``'s `Totals` (`TraceResult.totals`), its accounting fields recomputed first."""
+    roots = result.roots
+    counts = analyze(roots)
+    ends = [r.start_ms + (r.latency_ms or 0.0) for r in roots]
+    wall = max(ends) - min(r.start_ms for r in roots) if roots else 0.0
+    return Totals(
+        counts.nodes,
+        counts.errors,
+        wall,
+        counts.prompt_tokens,
+        counts.completion_tokens,
+        counts.total_tokens,
+        counts.cost_usd,
+        result.dropped_spans,
+        counts.handled_errors,
+        counts.cancelled,
+        counts.interrupted,
+    )
+
+
+def analyze(roots: Sequence[TraceNode]) -> Counts:
+    """Set ``usage_counted``/``usage_note`` and ``error_origin``/``error_handled`` on every node.
+
+    Returns the counts the totals are made of. Deterministic and idempotent;
+    see the module docstring for the rules.
+    """
+    nodes, picked = _picked(roots)
+    cancelled = interrupted = 0
+    # id(anchor) -> (node, requests counted in it) for the picked nodes below it, latest first.
+    pending: dict[int, list[tuple[TraceNode, list[_Request]]]] = {}
+    counted: list[_Request] = []  # what reached the top: the totals
+    chains: dict[int, TraceNode] = {}  # id(error node) -> origin of its failure
+    parents: dict[int, TraceNode | None] = {}
+    errors: list[TraceNode] = []
+    for node, parent, anchor in reversed(picked):  # every node after its descendants
+        inside = _usage(node, pending.pop(id(node), None))
+        if inside:
+            if anchor is None:
+                counted.extend(inside)
+            else:
+                pending.setdefault(id(anchor), []).append((node, inside))
+        status = node.status
+        if status == "error":
+            parents[id(node)] = parent
+            errors.append(node)
+            _error_origin(node, chains)
+        else:
+            node.error_origin = node.error_handled = None
+            cancelled += status == "cancelled"
+            interrupted += status == "interrupted"
+    _mark_handled(errors, parents, chains)
+    origins = [node for node in errors if node.error_origin]
+    return Counts(
+        nodes,
+        len(origins),
+        sum(1 for node in origins if node.error_handled),
+        cancelled,
+        interrupted,
+        *_sum_counted(counted),
+    )
+
+
+def _usage(node: TraceNode, below: list[tuple[TraceNode, list[_Request]]] | None) -> list[_Request]:
+    """Set ``node``'s usage fields; return the requests counted in it (its own last)."""
+    inside = _usage_from_children(below) if below else []
+    own = _request(node) if node.meta else None
+    if own is None:
+        node.usage_counted = node.usage_note = None
+        return inside
+    node.usage_counted, node.usage_note = _decide(node, own, inside)
+    return [*inside, own] if node.usage_counted else inside
+
+
+def _mark_handled(
+    errors: Sequence[TraceNode],
+    parents: dict[int, TraceNode | None],
+    chains: dict[int, TraceNode],
+) -> None:
+    """Set ``error_handled``: top-down along each failure chain (``errors`` are in
+    post-order, so reversed)."""
+    for node in reversed(errors):
+        parent = parents[id(node)]
+        if parent is None:
+            node.error_handled = False
+        elif parent.status == "error" and chains.get(id(parent)) is chains.get(id(node)):
+            node.error_handled = parent.error_handled
+        else:
+            node.error_handled = True
+
+
+def _usage_from_children(below: list[tuple[TraceNode, list[_Request]]]) -> list[_Request]:
+    """The requests counted inside a node, after merging siblings that are one request."""
+    inside: list[_Request] = []
+    counted_children: list[_Request] = []
+    for child, child_requests in reversed(below):  # in start order
+        requests = child_requests
+        if child.usage_counted:
+            own = child_requests[-1]  # a counted child's own request is appended last
+            twin = next((r for r in counted_children if _siblings_same(r, own)), None)
+            if twin is not None:
+                child.usage_counted = False
+                child.usage_note = (
+                    f"same request as sibling span {twin.node.name!r} (counted there)"
+                )
+                requests = child_requests[:-1]
+            else:
+                counted_children.append(own)
+        inside.extend(requests)
+    return inside
+
+
+def _siblings_same(a: _Request, b: _Request) -> bool:
+    return (
+        _scope(a.node) != _scope(b.node)
+        and _overlap(a.node, b.node)
+        and same_request(a.request, b.request)
+        and a.node.status == b.node.status
+    )
+
+
+def _decide(node: TraceNode, own: _Request, inside: Sequence[_Request]) -> tuple[bool, str | None]:
+    counted_in = node.attributes.get(_COUNTED_IN)
+    for request in reversed(inside):  # the innermost, latest report first
+        if same_request(own.request, request.request):
+            direct = any(child is request.node for child in node.children)
+            where = "child span" if direct else "span"
+            return False, f"same request as {where} {request.node.name!r} (counted there)"
+    if len(inside) > 1 and own.request.output_tokens is not None:
+        prompt = sum(r.request.input_tokens or 0 for r in inside)
+        completion = sum(r.request.output_tokens or 0 for r in inside)
+        if own.request.input_tokens == prompt and own.request.output_tokens == completion:
+            return False, f"sum of the {len(inside)} requests counted inside this call"
+    if isinstance(counted_in, str):  # written as another span's figure when it was recorded
+        return False, f"same request as span {counted_in!r} (counted there)"
+    return True, None
+
+
+def _error_key(node: TraceNode) -> str:
+    """The failed node's exception type, normalised (``RateLimitError`` and
+    ``rate_limit_error`` are one key), or '' when it cannot be told."""
+    kind = None
+    for event in reversed(node.events):
+        if event.get("name") == "exception":
+            kind = clean_error_type((event.get("attributes") or {}).get("exception.type"))
+            break
+    kind = kind or clean_error_type(node.attributes.get("error.type"))
+    if kind is None:
+        head = (node.error or "").partition(":")[0].strip()
+        kind = head if head and " " not in head and head != "error" else None
+    return "".join(ch for ch in (kind or "").rpartition(".")[2].lower() if ch.isalnum())
+
+
+def _http_status(node: TraceNode) -> str | None:
+    code = node.attributes.get("http.response.status_code")
+    return str(code) if isinstance(code, int) and code >= 400 else None
+
+
+_GROUPS = frozenset({"exceptiongroup", "baseexceptiongroup"})
+
+
+def _same_failure(parent: TraceNode, parent_key: str, child: TraceNode) -> bool:
+    """Whether ``child``'s failure is the one ``parent`` failed with (passed up, not new)."""
+    child_key = _error_key(child)
+    if not parent_key or not child_key or child_key == parent_key:
+        return True
+    if parent_key in _GROUPS:  # a TaskGroup / gather raising its children's failures together
+        return True
+    # An HTTP client span (``error.type`` from the body) inside the SDK call that raised for it.
+    code = _http_status(child)
+    return code is not None and code in (parent.error or "")
+
+
+def _error_origin(node: TraceNode, chains: dict[int, TraceNode]) -> None:
+    key = _error_key(node)
+    failing = [c for c in node.children if c.status == "error" and id(c) in chains]
+    matched = [c for c in failing if _same_failure(node, key, c)]
+    if not matched:
+        node.error_origin = True
+        chains[id(node)] = node
+        return
+    node.error_origin = False
+    first = matched[0]
+    chains[id(node)] = chains[id(first)]
+    for other in matched[1:]:
+        # Two instrumentations reporting one failed request, side by side: one failure.
+        if _scope(other) != _scope(first) and _overlap(other, first):
+            old = chains[id(other)]
+            old.error_origin = False
+            _rechain(other, chains, old, chains[id(first)])
+
+
+def _rechain(
+    node: TraceNode, chains: dict[int, TraceNode], old: TraceNode, origin: TraceNode
+) -> None:
+    """Move ``node`` and the failing nodes below it on chain ``old`` to the chain of ``origin``."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        chains[id(current)] = origin
+        stack.extend(c for c in current.children if chains.get(id(c)) is old)
+
+
+def _sum_counted(requests: Iterable[_Request]) -> tuple[int, int, int, float | None]:
+    """Tokens and cost summed over the counted requests (those left at the roots)."""
+    prompt = completion = total = 0
+    cost: float | None = None
+    for request in requests:
+        meta = request.node.meta
+        p, c, t = (
+            _int(meta.get("prompt_tokens")),
+            _int(meta.get("completion_tokens")),
+            _int(meta.get("total_tokens")),
+        )
+        prompt += p or 0
+        completion += c or 0
+        total += t if t is not None else (p or 0) + (c or 0)
+        node_cost = meta.get("estimated_cost_usd")
+        if isinstance(node_cost, (int, float)) and not isinstance(node_cost, bool):
+            cost = (cost or 0.0) + float(node_cost)
+    return prompt, completion, total, cost

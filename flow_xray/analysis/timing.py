@@ -1,0 +1,179 @@
+"""Where the time went: each call's own time, the "slow" calls, wall time, the critical path.
+
+Computed over a trace's columns (`flow_xray.tree.columns`), so a million-call
+page gets them without a dict per call. A call's status for the page
+(``view_status``), used for colour everywhere:
+
+- ``error``: the call raised (``status == "error"``).
+- ``slow``: the call's *own* time -- its latency minus the time covered by its
+  children's intervals -- is at least `SLOW_SHARE` of the trace's wall time.
+  Measuring own time points at the call where time actually went rather than
+  at every ancestor of it; a trace with a single node has nothing slow.
+- ``ghost``: not a call but a function that could have run there and did not
+  (``ghost: true``, added by the static context, see `flow_xray.analysis.static`).
+- ``ok``: everything else, including calls that never ended (their labels say so).
+
+The critical path is the chain of calls that decides the wall time: from each
+call's end, walk back through its children: the child that ended last is on
+the path, then the last one to end before that child started, and so on,
+recursively (as Jaeger computes it). Calls running in parallel with a longer
+one are off it. No OpenTelemetry here.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeGuard
+
+from flow_xray.tree.columns import Columns
+
+SLOW_SHARE = 0.2
+TOP = 10  # calls listed by `self_time`
+
+
+@dataclass(frozen=True, slots=True)
+class TreeShape:
+    """A flat trace's tree: each call's children and interval (start, end or None), the roots."""
+
+    kids: list[Sequence[int]]  # a leaf's is an empty tuple
+    roots: list[int]
+    spans: list[tuple[float, float | None]]
+
+
+def tree_shape(columns: Columns) -> TreeShape:
+    """The tree of a trace's columns (``parent``, ``start_ms``, ``latency_ms``)."""
+    parents = columns["parent"]
+    count = len(parents)
+    kids: list[Any] = [()] * count  # a list only for the calls that have children
+    roots: list[int] = []
+    for index, parent in enumerate(parents):
+        if parent < 0:
+            roots.append(index)
+        elif kids[parent]:
+            kids[parent].append(index)
+        else:
+            kids[parent] = [index]
+    spans = [
+        _interval(start, latency)
+        for start, latency in zip(
+            columns.get("start_ms") or [None] * count,
+            columns.get("latency_ms") or [None] * count,
+            strict=True,
+        )
+    ]
+    return TreeShape(kids, roots, spans)
+
+
+def finish_columns(columns: Columns, totals: Any = None) -> TreeShape:
+    """Add ``self_ms`` and ``view_status`` (see the module docstring) to a trace's columns.
+
+    ``totals`` is the trace's totals (for the wall time) when known. Returns the
+    trace's `TreeShape`, for `flow_xray.analysis.overview.overview`.
+    """
+    shape = tree_shape(columns)
+    spans, kids = shape.spans, shape.kids
+    count = len(spans)
+    wall = _wall_ms(totals, spans)
+    own = [
+        None
+        if end is None
+        else _own_ms(start, end, kids[index], spans)
+        if kids[index]
+        else max(0.0, end - start)
+        for index, (start, end) in enumerate(spans)
+    ]
+    statuses = columns.get("status") or [None] * count
+    ghosts = columns.get("ghost") or [None] * count
+    columns["self_ms"] = own
+    columns["view_status"] = [
+        _status(status, ghost, mine, count, wall)
+        for status, ghost, mine in zip(statuses, ghosts, own, strict=True)
+    ]
+    return shape
+
+
+def critical_path(shape: TreeShape) -> list[int]:
+    """Rows on the critical path (see the module docstring), in row (pre-)order.
+
+    Iterative; O(n log n).
+    """
+    kids, spans = shape.kids, shape.spans
+    if not spans:
+        return []
+    last = max((e if e is not None else s) for s, e in spans)
+
+    def end(i: int, bound: float) -> float:
+        e = spans[i][1]
+        return bound if e is None else min(e, bound)
+
+    on: set[int] = set()
+    stack: list[tuple[list[int], float]] = [(shape.roots, last)]
+    while stack:
+        children, cursor = stack.pop()
+        taken = False
+        for c in sorted(children, key=lambda k: end(k, cursor), reverse=True):
+            start, stop = spans[c]
+            # After the last one to end, only children that ended before the path reached them.
+            if taken and (start >= cursor or stop is None or stop > cursor):
+                continue
+            taken = True
+            on.add(c)
+            stack.append((list(kids[c]), end(c, cursor)))
+            cursor = start
+    return sorted(on)
+
+
+def self_time(own: Sequence[Any]) -> list[int]:
+    """The `TOP` rows with the most own time (``self_ms``), most first."""
+    timed = [i for i, value in enumerate(own) if value and _is_number(value)]
+    return heapq.nlargest(TOP, timed, key=lambda i: float(own[i]))
+
+
+def _interval(start: Any, latency: Any) -> tuple[float, float | None]:
+    begin = float(start) if _is_number(start) else 0.0
+    return begin, begin + float(latency) if _is_number(latency) else None
+
+
+def _wall_ms(totals: Any, spans: Sequence[tuple[float, float | None]]) -> float:
+    if isinstance(totals, Mapping) and _is_number(totals.get("wall_time_ms")):
+        return float(totals["wall_time_ms"])
+    if not spans:
+        return 0.0
+    return max(e if e is not None else s for s, e in spans) - min(s for s, _ in spans)
+
+
+def _status(status: Any, ghost: Any, own: float | None, count: int, wall: float) -> str:
+    if status == "error":
+        return "error"
+    if ghost is True:  # a function that could have run here but did not
+        return "ghost"
+    if count < 2 or wall <= 0 or own is None:
+        return "ok"
+    return "slow" if own >= SLOW_SHARE * wall else "ok"
+
+
+def _own_ms(
+    start: float, end: float, children: Sequence[int], spans: Sequence[tuple[float, float | None]]
+) -> float:
+    """Latency not covered by the union of the children's intervals (clipped to the parent).
+
+    A child that never ended counts as running until the parent's end.
+    """
+    covered = 0.0
+    cursor = start
+    for child_start, child_end in sorted(_closed(spans[k], end) for k in children):
+        begin, finish = max(child_start, cursor), min(child_end, end)
+        if finish > begin:
+            covered += finish - begin
+            cursor = finish
+    return max(0.0, end - start - covered)
+
+
+def _closed(span: tuple[float, float | None], end: float) -> tuple[float, float]:
+    return (span[0], end if span[1] is None else span[1])
+
+
+def _is_number(value: Any) -> TypeGuard[int | float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

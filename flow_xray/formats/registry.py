@@ -1,0 +1,130 @@
+"""The one loader for saved traces: every format `flow-xray view` and `TraceResult.load` read.
+
+A file is read once, parsed as JSON (a whole document, or one document per
+line), and handed to the first format in `FORMATS` that recognises it. Each
+format is a module of this package with a test and a reader of the `Parsed`
+file; adding a format means adding its module and one `TraceFormat` entry.
+Formats flow-xray does not read are named in the error (`unsupported_format`).
+No OpenTelemetry here: reading a trace never loads the SDK or protobuf.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from flow_xray import jsontext
+from flow_xray.errors import TraceFileError
+from flow_xray.formats import flow_xray_json, jaeger_json, otlp_json, span_json
+from flow_xray.formats.parsed import Parsed, TraceFormat
+from flow_xray.tree.model import TraceResult
+
+FORMATS: tuple[TraceFormat, ...] = (
+    TraceFormat(
+        "flow-xray JSON", "an object with 'nodes'", flow_xray_json.recognises, flow_xray_json.read
+    ),
+    TraceFormat(
+        "OTLP JSON", "'resourceSpans' objects, one per line", otlp_json.recognises, otlp_json.read
+    ),
+    TraceFormat(
+        "Jaeger JSON",
+        "the query API's {'data': [traces]}",
+        jaeger_json.recognises,
+        jaeger_json.read,
+    ),
+    TraceFormat(
+        "Phoenix OTLP span export",
+        "GET /v1/projects/<p>/spans/otlpv1",
+        otlp_json.recognises_spans,
+        otlp_json.read_spans,
+    ),
+    TraceFormat(
+        "span objects",
+        "the SDK's ConsoleSpanExporter output, or Phoenix's GET /v1/projects/<p>/spans",
+        span_json.recognises,
+        span_json.read,
+    ),
+)
+
+
+def load_trace(path: str | os.PathLike[str]) -> TraceResult:
+    """Read a saved trace in any format flow-xray knows, telling formats apart by content.
+
+    Formats: flow-xray JSON (``TraceResult.save``, ``flow-xray run --json``);
+    OTLP JSON, one object per line as the Collector's ``file`` exporter writes
+    (``flow-xray run --otlp-json``), a single object or several one after another
+    (``jq .`` output), with camelCase or snake_case keys; Jaeger JSON, what
+    Jaeger's UI and query API return for a trace (``GET /api/traces/ID``);
+    Phoenix's span exports (``/v1/projects/<p>/spans`` and ``/spans/otlpv1``);
+    and the SDK's ``ConsoleSpanExporter`` output. Zipkin v2 and Chrome
+    trace-event files get an error naming their format.
+
+    Raises:
+        TraceFileError: the file cannot be read or is in no known format.
+    """
+    label = os.fspath(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")  # tolerate a BOM
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TraceFileError(f"cannot read {label}: {exc}") from None
+    if not text.strip():
+        raise TraceFileError(f"{label} is empty, not a trace")
+    documents = _documents(text, label)
+    parsed = Parsed(documents[0], len(documents) == 1, documents)
+    for fmt in FORMATS:
+        if fmt.recognises(parsed):
+            try:
+                return fmt.read(parsed)
+            except TraceFileError as exc:
+                raise TraceFileError(f"{label}: {exc}") from None
+    known = unsupported_format(documents)
+    if known is not None:
+        raise TraceFileError(f"{label} is {known}")
+    names = " or ".join(f"{fmt.name} ({fmt.hint})" for fmt in FORMATS)
+    raise TraceFileError(f"{label} is not a trace: not {names}")
+
+
+def unsupported_format(documents: Sequence[Any]) -> str | None:
+    """The name of a known trace format flow-xray does not read, with what to do; else None."""
+    first = documents[0] if documents else None
+    items = first if isinstance(first, list) else None
+    if isinstance(first, Mapping) and isinstance(first.get("traceEvents"), list):
+        return _CHROME
+    if items and all(isinstance(i, Mapping) for i in items):
+        sample = items[0]
+        if {"traceId", "id"} <= sample.keys() and (
+            "timestamp" in sample or "localEndpoint" in sample
+        ):
+            return (
+                "a Zipkin v2 JSON file, which flow-xray does not read; export the spans as "
+                "OTLP JSON instead (the Collector's file exporter, or flow-xray run --otlp-json)"
+            )
+        if {"ph", "ts"} <= sample.keys():
+            return _CHROME
+    return None
+
+
+_CHROME = (
+    "a Chrome trace-event file (chrome://tracing, Perfetto), which flow-xray does not read; "
+    "it holds timed events, not OpenTelemetry spans"
+)
+
+
+def _documents(text: str, label: str) -> list[Any]:
+    """Every top-level JSON value in ``text``, in order (JSON lines and concatenated objects)."""
+    documents: list[Any] = []
+    index, end = 0, len(text)
+    while True:
+        while index < end and text[index] in " \t\r\n":
+            index += 1
+        if index >= end:
+            return documents
+        try:
+            document, index = jsontext.raw_decode(text, index)  # any nesting depth
+        except ValueError as exc:
+            line = text.count("\n", 0, index) + 1
+            where = "" if not documents else f" (line {line}, after {len(documents)} documents)"
+            raise TraceFileError(f"{label} is not a trace: not JSON{where} ({exc})") from None
+        documents.append(document)

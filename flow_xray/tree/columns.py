@@ -1,0 +1,109 @@
+"""A trace as columns: every call in pre-order, one list per field. No OpenTelemetry.
+
+The one column builder of the package: the form the viewer page packs
+(`flow_xray.render.payload`) and every flat view of a trace starts from. A
+million-call trace cannot afford a dict per call, so each field of
+`TraceNode` (all but ``children``) becomes one list, plus ``parent`` (the
+index of the call's parent, -1 for roots). Lazily built nodes not yet filled
+stay so: their details are read from their spans' rows a field at a time
+(`flow_xray.tree.lazy.RowReader`), inputs and output handed over as the
+JSON text the span holds (`flow_xray.jsontext.JsonText`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from operator import attrgetter
+from typing import Any, cast
+
+from flow_xray.tree.lazy import LAZY_FIELDS, RowReader, unfilled_rows
+from flow_xray.tree.model import DATA_FIELDS, TraceNode, child_nodes
+
+# Per field, one value per call (pre-order), plus "parent": a trace's flat form.
+Columns = dict[str, list[Any]]
+# Per field, the calls (row indexes) that have no such value (a page leaves the key out).
+Absent = dict[str, list[int]]
+
+
+def trace_columns(roots: Sequence[TraceNode]) -> Columns:
+    """Columns of every node under ``roots`` in pre-order (iterative: any depth).
+
+    Example::
+
+        columns = trace_columns(result.roots)
+        columns["name"][0], columns["parent"][0]  # the first root: its name, -1
+    """
+    nodes, parents = _preorder(roots)
+    columns: Columns = {
+        name: list(map(attrgetter(name), nodes)) for name in DATA_FIELDS if name not in LAZY_FIELDS
+    }
+    # Each group's columns cover its positions; the groups in order cover every node once.
+    readers, rows = unfilled_rows(nodes)
+    groups: dict[int, tuple[RowReader, list[int], list[int]]] = {}
+    others: list[int] = []
+    if None not in readers and len({id(reader) for reader in readers}) == 1:
+        groups[0] = (cast(RowReader, readers[0]), list(range(len(nodes))), rows)  # one store
+    else:
+        for position, (reader, row) in enumerate(zip(readers, rows, strict=True)):
+            if reader is None:
+                others.append(position)
+                continue
+            group = groups.get(id(reader))
+            if group is None:
+                group = groups[id(reader)] = (reader, [], [])
+            group[1].append(position)
+            group[2].append(row)
+    parts = [(positions, reader.columns(rows)) for reader, positions, rows in groups.values()]
+    if others:
+        filled = [nodes[i] for i in others]
+        parts.append((others, [list(map(attrgetter(name), filled)) for name in LAZY_FIELDS]))
+    merged = _merge(parts) if parts else [[] for _ in LAZY_FIELDS]
+    columns.update(zip(LAZY_FIELDS, merged, strict=True))
+    columns = {name: columns[name] for name in DATA_FIELDS}
+    columns["parent"] = parents
+    return columns
+
+
+def _merge(parts: list[tuple[list[int], list[list[Any]]]]) -> list[list[Any]]:
+    """Columns of every node from parts that each give columns for some positions (in
+    ascending order; together every position once): the biggest part's columns with the
+    others' values put in between, a slice at a time."""
+    parts.sort(key=lambda part: len(part[0]), reverse=True)
+    (_, base), others = parts[0], parts[1:]
+    between = sorted(
+        (position, part, index)
+        for part, (positions, _) in enumerate(others)
+        for index, position in enumerate(positions)
+    )
+    if not between:
+        return base
+    merged = []
+    for field, base_column in enumerate(base):
+        column: list[Any] = []
+        taken = 0
+        for before, (position, part, index) in enumerate(between):
+            upto = position - before  # base values before this position
+            column += base_column[taken:upto]
+            column.append(others[part][1][field][index])
+            taken = upto
+        column += base_column[taken:]
+        merged.append(column)
+    return merged
+
+
+def _preorder(roots: Sequence[TraceNode]) -> tuple[list[TraceNode], list[int]]:
+    """Every node under ``roots`` in pre-order, and each one's parent's index (-1: a root)."""
+    nodes: list[TraceNode] = []
+    parents: list[int] = []
+    add_node, add_parent = nodes.append, parents.append
+    stack: list[tuple[TraceNode, int]] = [(root, -1) for root in reversed(roots)]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        node, parent = pop()
+        index = len(nodes)
+        add_node(node)
+        add_parent(parent)
+        children = child_nodes(node)
+        if children:
+            push([(child, index) for child in reversed(children)])
+    return nodes, parents

@@ -1,0 +1,124 @@
+"""Reading lazily built nodes' details from a `SpanStore`'s rows: one node, or many as columns.
+
+`flow_xray.tree.build` gives each block of `LazyNode`s a `RowBlock`; a node
+filled on first use reads its span's row through it, and the viewer's column
+builder (`flow_xray.tree.columns`) reads many unfilled nodes' fields at once
+(`StoreRows.columns`, a `flow_xray.tree.lazy.RowReader`). No OpenTelemetry here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+from flow_xray.tree.decode import (
+    NO_EVENTS,
+    NO_META,
+    declared_kind,
+    raw_inputs,
+    raw_output,
+    read_pid,
+)
+from flow_xray.tree.fields import store_values, to_node
+from flow_xray.tree.lazy import LAZY_FIELDS
+from flow_xray.tree.model import SPAN_FIELDS, TraceNode
+from flow_xray.tree.plan import PLANS, make_plan
+from flow_xray.tree.spans import NO_END, SpanStore
+
+
+class StoreRows:
+    """Reads `LazyNode` details from the store's rows: a node at a time (`node`, through
+    `block`'s sources) or many nodes' at once as columns (`columns`)."""
+
+    __slots__ = ("origin", "store")
+
+    def __init__(self, store: SpanStore, origin: int) -> None:
+        self.store = store
+        self.origin = origin
+
+    def block(self, base: int) -> RowBlock:
+        """The source of the nodes whose positions count from ``base``."""
+        return RowBlock(self, base)
+
+    def node(self, row: int) -> TraceNode:
+        return to_node(self.store[row], self.origin)
+
+    def columns(self, rows: Sequence[int]) -> list[list[Any]]:
+        """The `LAZY_FIELDS` of these rows' nodes as columns, as `store_values` gives them.
+
+        A page of a million calls reads them here: the common call (none of
+        metadata, chat messages, another instrumentation's keys, an error,
+        events) a field at a time for all rows; the others one by one.
+        """
+        store, origin = self.store, self.origin
+        count, stored = len(rows), len(store.shapes())
+        trace_ids, ids, parent_ids, starts, ends, shapes, values = store.part_columns(
+            [row if row < stored else 0 for row in rows] if stored else ()
+        )
+        distinct = {id(shape): shape for shape in shapes}
+        plan_of = {
+            key: PLANS.get(shape[2]) or make_plan(shape[2]) for key, shape in distinct.items()
+        }
+        plans = list(map(plan_of.__getitem__, map(id, shapes)))
+        odd_shapes = {k for k, s in distinct.items() if s[0] == "ERROR" or not plan_of[k].simple}
+        odd = {i for i, shape in enumerate(shapes) if id(shape) in odd_shapes}
+        if store.event_rows:
+            odd.update(i for i, row in enumerate(rows) if row in store.event_rows)
+        if stored < len(store):
+            odd.update(i for i, row in enumerate(rows) if row >= stored)
+        # Each input list is dropped once read: a million calls' worth is ~40 MB each.
+        del shapes
+        out: dict[str, list[Any]] = {
+            "id": list(map("n%016x".__mod__, ids)),
+            "span_id": list(map("%016x".__mod__, ids)),
+            "trace_id": trace_ids,
+        }
+        del ids, trace_ids
+        out["parent_id"] = [format(p, "016x") if p else None for p in parent_ids]
+        del parent_ids
+        out["latency_ms"] = [
+            None if e == NO_END else (e - s) / 1e6 for s, e in zip(starts, ends, strict=True)
+        ]
+        out["start_ms"] = [(s - origin) / 1e6 for s in starts]
+        out["incomplete"] = [e == NO_END for e in ends]
+        del starts, ends
+        by_plan = list(zip(values, plans, strict=True))
+        del values, plans
+        out["kind"] = [
+            declared_kind(v[p.at_kind] if p.at_kind >= 0 else None) or "span" for v, p in by_plan
+        ]
+        out["inputs"] = [raw_inputs(*p.input_of(v)) for v, p in by_plan]
+        out["output"] = [raw_output(*p.output_of(v)) for v, p in by_plan]
+        out["pid"] = [read_pid(v[p.pid]) if p.pid >= 0 else None for v, p in by_plan]
+        out["attributes"] = [p.others_of(v, True) for v, p in by_plan]
+        del by_plan
+        out["error"] = [None] * count
+        out["traceback"] = [None] * count
+        out["meta"] = [NO_META] * count
+        out["events"] = [NO_EVENTS] * count
+        if not stored:
+            out = {name: [None] * count for name in LAZY_FIELDS}
+        columns = [out.pop(name) for name in LAZY_FIELDS]
+        for i in odd:
+            fields = store_values(store, rows[i], origin)
+            for column, at in zip(columns, _LAZY_AT, strict=True):
+                column[i] = fields[at]
+        return columns
+
+
+class RowBlock:
+    """The `NodeSource` of a block of `LazyNode`s: their positions count from ``base``."""
+
+    __slots__ = ("base", "reader")
+    reader: StoreRows
+    base: int
+
+    def __init__(self, reader: StoreRows, base: int) -> None:
+        self.reader = reader
+        self.base = base
+
+    def node(self, at: int) -> TraceNode:
+        return self.reader.node(self.base + at)
+
+
+_LAZY_AT: Final = tuple(SPAN_FIELDS.index(name) for name in LAZY_FIELDS)

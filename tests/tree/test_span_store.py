@@ -1,0 +1,161 @@
+"""The capture store: compact rows read back as the same records, and the optional cap."""
+
+from __future__ import annotations
+
+import contextlib
+import tracemalloc
+
+import pytest
+
+from flow_xray import trace
+from flow_xray.analysis.accounting import build_result
+from flow_xray.errors import ConfigurationError
+from flow_xray.sdk.rows import to_record
+from flow_xray.tree.model import TraceResult
+from flow_xray.tree.spans import SpanRecord, SpanStore
+
+
+@trace
+def step(i: int) -> int:
+    if i == 50:
+        raise ValueError("step 50 fails")
+    return i * 2
+
+
+@trace(kind="llm")
+def ask(prompt: str) -> str:
+    return "answer"
+
+
+@trace
+def pipeline(n: int) -> None:
+    for i in range(n):
+        if i == 70:
+            ask("hello")
+            continue
+        with contextlib.suppress(ValueError):
+            step(i)
+
+
+def test_rows_read_back_as_the_records_of_the_sdk_spans(user_provider) -> None:
+    """What the processor stores compactly reads back equal to the SDK's own spans."""
+    _, exporter = user_provider
+    from flow_xray.sdk.processor import get_processor
+
+    processor = get_processor()
+    collector, token = processor.open_capture()
+    pipeline(5)
+    store = processor.close_capture(collector, token)
+    expected = [to_record(span) for span in exporter.get_finished_spans()]
+    assert list(store) == expected
+    assert store[0] == expected[0] and store[-1] == expected[-1] and len(store) == 6
+
+
+def test_a_stored_span_costs_a_few_hundred_bytes() -> None:
+    """Rows share their key tuples, names and trace id: no dict per span is kept."""
+    keys = ("openinference.span.kind", "input.value", "input.mime_type", "code.function.name")
+    store = SpanStore()
+    values = ("CHAIN", '{"i":1}', "application/json", "step")
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for i in range(1, 10_001):
+        store.add(7, i, i + 1, "step", i, i + 5, "UNSET", None, tuple(keys), values)
+    used = (tracemalloc.get_traced_memory()[0] - before) / 10_000
+    tracemalloc.stop()
+    assert used < 160
+    record = store[9_999]
+    assert record.span_id == f"{10_000:016x}" and record.parent_id == f"{10_001:016x}"
+    assert record.trace_id == f"{7:032x}" and record.attributes["input.value"] == '{"i":1}'
+
+
+def test_records_from_other_sources_are_kept_as_they_are() -> None:
+    """Appended records (other processes, files) need not have hex ids."""
+    store = SpanStore()
+    record = SpanRecord("t", "odd-id", None, "x", 1, 2)
+    store.append(record)
+    assert list(store) == [record] and store[0] is record
+
+
+def test_a_capped_capture_keeps_head_tail_errors_and_llm_calls() -> None:
+    """max_spans keeps the first and last calls to finish, plus every failure and LLM call."""
+    with trace.capture(max_spans=10) as result:
+        pipeline(100)
+    (root,) = result.roots
+    names = [child.name for child in root.children]
+    assert names == [*["step"] * 5, "step", "ask", *["step"] * 4]
+    assert [c.inputs.get("i") for c in root.children if c.name == "step"] == [
+        0,
+        1,
+        2,
+        3,
+        4,
+        50,
+        96,
+        97,
+        98,
+        99,
+    ]
+    assert root.children[5].status == "error"
+    assert result.dropped_spans == 89 and result.totals.dropped_spans == 89
+    assert "89 more calls dropped" in result.totals.summary()
+
+
+def test_without_a_cap_nothing_is_dropped() -> None:
+    """The default keeps every call and reports none dropped."""
+    with trace.capture() as result:
+        pipeline(100)
+    assert len(result) == 101 and result.totals.dropped_spans == 0
+
+
+@trace
+def outer(n: int) -> None:
+    for i in range(n):
+        middle(i)
+
+
+@trace
+def middle(i: int) -> None:
+    if i == 20:
+        with contextlib.suppress(ValueError):
+            step(50)
+
+
+def test_a_kept_call_whose_caller_was_dropped_hangs_under_the_nearest_kept_ancestor() -> None:
+    """The failing step's caller was dropped; the step sits under the outer call instead."""
+    with trace.capture(max_spans=4) as result:
+        outer(40)
+    (root,) = result.roots
+    assert root.name == "outer"
+    failed = [c for c in root.children if c.name == "step"]
+    assert len(failed) == 1 and failed[0].status == "error"
+    assert failed[0].parent_id != root.span_id  # its real parent is the dropped middle(20)
+    assert result.dropped_spans == len(range(40)) + 1 + 1 - len(result)
+
+
+def test_dropped_spans_survive_the_json_round_trip() -> None:
+    """The JSON totals carry dropped_spans, and loading it back keeps the count."""
+    with trace.capture(max_spans=10) as result:
+        pipeline(100)
+    data = result.to_dict()
+    assert data["totals"]["dropped_spans"] == 89
+    assert TraceResult.from_dict(data).dropped_spans == 89
+
+
+@pytest.mark.parametrize("bad", [0, -1, "10", 2.5, True])
+def test_max_spans_must_be_a_positive_int(bad: object) -> None:
+    """A cap that is not a positive int is a configuration error, raised before the block."""
+    with pytest.raises(ConfigurationError, match="max_spans"):
+        trace.capture(max_spans=bad)  # type: ignore[arg-type]
+
+
+def test_a_store_built_tree_matches_the_same_records_as_a_list() -> None:
+    """Building from the store or from its records as a plain list gives the same tree."""
+    with trace.capture():
+        pipeline(3)
+    from flow_xray.sdk.processor import get_processor
+
+    processor = get_processor()
+    collector, token = processor.open_capture()
+    pipeline(30)
+    store = processor.close_capture(collector, token)
+    assert build_result(store) == build_result(list(store))

@@ -71,7 +71,8 @@ _EXPORTS: dict[str, str] = {
     "load_ipython_extension": "flow_xray.integrations.notebook",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = ["__version__"]
+__all__ += list(_EXPORTS)
 
 if TYPE_CHECKING:
     # ``import x as x`` marks explicit re-exports for type checkers.

@@ -383,61 +383,76 @@ def _advance(text: str, frame: list[Any], closes: dict[int, int]) -> int:
 def _decode_spine(text: str, index: int, spine: _Spine) -> tuple[Any, int]:
     """Parse the value at ``index`` the quick way: a deep object's shallow members in one C
     call per run between its deep members, only the deep members by hand."""
-    deep, members, closes = spine.deep, spine.members, spine.closes
     stack: list[list[Any]] = []  # objects: [dict, key, deep members, done, opener, cursor]
     position = index
     while True:
-        value: Any
+        opened, value, position = _open_spine(text, position, spine, stack)
+        if opened:
+            continue
+        done, value, position = _close_spine(text, value, position, spine.closes, stack)
+        if done:
+            return value, position
+
+
+def _open_spine(
+    text: str, position: int, spine: _Spine, stack: list[list[Any]]
+) -> tuple[bool, Any, int]:
+    """Start the value at ``position``: ``(True, None, next)`` after opening a container
+    that has members (pushed on ``stack``), else ``(False, value, end)``."""
+    char = text[position : position + 1]
+    if position in spine.deep and char == "{":
+        frame: list[Any] = [{}, None, spine.members.get(position, ()), 0, position, position + 1]
+        at = _advance(text, frame, spine.closes)
+        if at >= 0:
+            stack.append(frame)
+            return True, None, at
+        return False, frame[0], -1 - at
+    if position in spine.deep and char == "[":
+        position = _skip(text, position + 1)
+        if text[position : position + 1] != "]":
+            stack.append([[], _LIST])
+            return True, None, position
+        return False, [], position + 1
+    try:
+        value, end = _SCAN(text, position)
+    except StopIteration:
+        raise _Irregular from None
+    return False, value, end
+
+
+def _close_spine(
+    text: str, value: Any, position: int, closes: dict[int, int], stack: list[list[Any]]
+) -> tuple[bool, Any, int]:
+    """Hand ``value`` to its container and close every container that ends here:
+    ``(True, value, end)`` when the outermost one closed, else ``(False, None, next)``
+    with ``next`` the position of the next value to parse."""
+    while stack:
+        frame = stack[-1]
+        container = frame[0]
+        position = _skip(text, position)
         char = text[position : position + 1]
-        if position in deep and char == "{":
-            frame: list[Any] = [{}, None, members.get(position, ()), 0, position, position + 1]
-            at = _advance(text, frame, closes)
-            if at >= 0:
-                stack.append(frame)
-                position = at
-                continue
-            value, position = frame[0], -1 - at
-        elif position in deep and char == "[":
-            position = _skip(text, position + 1)
-            if text[position : position + 1] != "]":
-                stack.append([[], _LIST])
-                continue
-            value, position = [], position + 1
+        if frame[1] is _LIST:
+            container.append(value)
+            if char == ",":
+                return False, None, _skip(text, position + 1)
+            if char != "]":
+                raise _Irregular
+            position += 1
         else:
-            try:
-                value, position = _SCAN(text, position)
-            except StopIteration:
-                raise _Irregular from None
-        while True:
-            if not stack:
-                return value, position
-            frame = stack[-1]
-            container = frame[0]
-            position = _skip(text, position)
-            char = text[position : position + 1]
-            if frame[1] is _LIST:
-                container.append(value)
-                if char == ",":
-                    position = _skip(text, position + 1)
-                    break
-                if char != "]":
-                    raise _Irregular
-                position += 1
+            container[frame[1]] = value
+            if char == ",":
+                frame[5] = position + 1
+                at = _advance(text, frame, closes)
+                if at >= 0:
+                    return False, None, at
+                position = -1 - at
+            elif char != "}" or frame[3] != len(frame[2]) or closes[frame[4]] != position:
+                raise _Irregular
             else:
-                container[frame[1]] = value
-                if char == ",":
-                    frame[5] = position + 1
-                    at = _advance(text, frame, closes)
-                    if at >= 0:
-                        position = at
-                        break
-                    position = -1 - at
-                elif char != "}" or frame[3] != len(frame[2]) or closes[frame[4]] != position:
-                    raise _Irregular
-                else:
-                    position += 1
-            stack.pop()
-            value = container
+                position += 1
+        stack.pop()
+        value = container
+    return True, value, position
 
 
 _LIST: Final = object()  # the "key" of a list under construction
@@ -448,45 +463,60 @@ def _decode_deep(text: str, index: int, deep: set[int]) -> tuple[Any, int]:
     stack: list[list[Any]] = []  # [container, key or _LIST]
     position = index
     while True:
-        value: Any
-        char = text[position : position + 1]
-        if position in deep and char == "{":
-            position = _skip(text, position + 1)
+        opened, value, position = _open_deep(text, position, deep, stack)
+        if opened:
+            continue
+        done, value, position = _close_deep(text, value, position, stack)
+        if done:
+            return value, position
+
+
+def _open_deep(
+    text: str, position: int, deep: set[int], stack: list[list[Any]]
+) -> tuple[bool, Any, int]:
+    """Start the value at ``position``, as `_open_spine` does for `_decode_deep`."""
+    char = text[position : position + 1]
+    if position in deep and char in ("{", "["):
+        position = _skip(text, position + 1)
+        if char == "{":
             if text[position : position + 1] != "}":
                 key, position = _member_key(text, position)
                 stack.append([{}, key])
-                continue
-            value, position = {}, position + 1
-        elif position in deep and char == "[":
-            position = _skip(text, position + 1)
-            if text[position : position + 1] != "]":
-                stack.append([[], _LIST])
-                continue
-            value, position = [], position + 1
+                return True, None, position
+            return False, {}, position + 1
+        if text[position : position + 1] != "]":
+            stack.append([[], _LIST])
+            return True, None, position
+        return False, [], position + 1
+    try:
+        value, end = _SCAN(text, position)
+    except StopIteration as stop:
+        raise json.JSONDecodeError("Expecting value", text, stop.value) from None
+    return False, value, end
+
+
+def _close_deep(
+    text: str, value: Any, position: int, stack: list[list[Any]]
+) -> tuple[bool, Any, int]:
+    """Hand ``value`` to its container, closing every container that ends here (as
+    `_close_spine` does for `_decode_deep`)."""
+    while stack:
+        frame = stack[-1]
+        container, key = frame
+        if key is _LIST:
+            container.append(value)
         else:
-            try:
-                value, position = _SCAN(text, position)
-            except StopIteration as stop:
-                raise json.JSONDecodeError("Expecting value", text, stop.value) from None
-        # Hand the value to its container; close every container that ends here.
-        while True:
-            if not stack:
-                return value, position
-            frame = stack[-1]
-            container, key = frame
-            if key is _LIST:
-                container.append(value)
-            else:
-                container[key] = value
-            position = _skip(text, position)
-            char = text[position : position + 1]
-            if char == ",":
-                position = _skip(text, position + 1)
-                if key is not _LIST:
-                    frame[1], position = _member_key(text, position)
-                break
-            if char != ("]" if key is _LIST else "}"):
-                raise json.JSONDecodeError("Expecting ',' delimiter", text, position)
-            position += 1
-            stack.pop()
-            value = container
+            container[key] = value
+        position = _skip(text, position)
+        char = text[position : position + 1]
+        if char == ",":
+            position = _skip(text, position + 1)
+            if key is not _LIST:
+                frame[1], position = _member_key(text, position)
+            return False, None, position
+        if char != ("]" if key is _LIST else "}"):
+            raise json.JSONDecodeError("Expecting ',' delimiter", text, position)
+        position += 1
+        stack.pop()
+        value = container
+    return True, value, position

@@ -82,7 +82,9 @@ def value_graph_to_dot(root: Value, *, show_grad: bool = False, ids: IdScheme = 
 
 def dot_from_order(order: Sequence[Value], ids: Mapping[Value, str], show_grad: bool) -> str:
     """DOT text for a topological order (root last) whose export ids are ``ids``."""
-    from flow_xray.render.graph import dot_string
+    # render/ is loaded on first export (its page machinery takes ~25 ms to import), so
+    # `from flow_xray import Value` stays as cheap as the engine itself.
+    from flow_xray.render.graph import dot_string  # noqa: PLC0415 (heavy, see above)
 
     lines = list(_HEADER)
     for node in order:

@@ -54,14 +54,16 @@ class _ValueType(type):
     @property
     def _next_seq(cls) -> int:
         """The number the next Value's ``node_id`` gets (``v<number>``)."""
-        global _tick  # the engine's id counter, read on every Value made
+        # The engine's id counter, read on every Value made: a module global is the
+        # fastest read there is (0.2.0's `Value._next_seq` reads and resets it).
+        global _tick  # noqa: PLW0603 (see above)
         upcoming = _tick()
         _tick = itertools.count(upcoming).__next__
         return upcoming
 
     @_next_seq.setter
     def _next_seq(cls, value: int) -> None:
-        global _tick
+        global _tick  # noqa: PLW0603 (the id counter, see the getter)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValueError(f"Value._next_seq must be an int >= 0, got {value!r}")
         _tick = itertools.count(value).__next__
@@ -172,7 +174,7 @@ class Value(metaclass=_ValueType):
 
         See `flow_xray.integrations.notebook.value_html` (None for a graph too big to draw).
         """
-        from flow_xray.integrations.notebook import value_html  # the notebook bridge
+        from flow_xray.integrations.notebook import value_html  # noqa: PLC0415 (the bridge)
 
         return value_html(self)
 

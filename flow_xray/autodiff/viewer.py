@@ -1,7 +1,8 @@
 """Offline HTML viewers for `Value` graphs, drawn by ``flow_xray.render``.
 
-The render layer is imported inside the functions, so importing the autodiff
-package stays cheap and never pulls in more than the standard library.
+The render layer is imported inside the functions (its page machinery takes ~25 ms
+to import), so importing the autodiff package stays cheap and never pulls in more
+than the standard library.
 `value_viewer_html` hands the renderer the graph plus one frame per backward
 step: the page can then walk through the backward pass, highlighting the node
 whose gradient is being pushed and showing every gradient filled so far.
@@ -53,7 +54,7 @@ def standalone_viewer_html(dot: str, title: str = "flow-xray graph") -> str:
     text kept in the page (a "DOT source" section with a copy button);
     anything else is shown as text.
     """
-    from flow_xray import render
+    from flow_xray import render  # noqa: PLC0415 (loaded on first use: see above)
 
     return render.dot_viewer_html(dot, title=title)
 
@@ -85,7 +86,7 @@ def value_viewer_html(
         max_step_nodes: above this many nodes no frames are made (the page
             still shows the graph with its final gradients).
     """
-    from flow_xray import render
+    from flow_xray import render  # noqa: PLC0415 (loaded on first use: see above)
 
     graph, steps = value_graph_frames(root, seed, max_step_nodes=max_step_nodes)
     return render.graph_to_html(graph, title=title, steps=steps)
@@ -112,7 +113,7 @@ def value_graph_frames(
     appears in the frame that fills it. Without frames, graph labels show the
     final gradients. Node details always hold the final gradients.
     """
-    from flow_xray.render import Graph, GraphEdge, Step
+    from flow_xray.render import Graph, GraphEdge, Step  # noqa: PLC0415 (loaded on first use: see above)
 
     order = topological_order(root)
     ids = export_ids(order)
@@ -156,7 +157,7 @@ def _label(node: Value, nid: str, show_grad: bool, grad: float | None = None) ->
 
 def _graph_node(node: Value, ids: dict[Value, str], label: str) -> GraphNode:
     """The render node of a Value, with its final numbers in the detail panel."""
-    from flow_xray.render import GraphNode
+    from flow_xray.render import GraphNode  # noqa: PLC0415 (loaded on first use: see above)
 
     detail = {
         "name": node.label or ids[node],

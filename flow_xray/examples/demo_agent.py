@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextvars
 import json
 import operator
 import random
@@ -96,7 +97,9 @@ class Weather:
         return cls(rng.randint(0, 1), rng.randint(12, 27), rng.choice(["clear", "cloudy", "rainy"]))
 
 
-_weather = Weather()  # the current run's (run_demo sets it for the length of a run)
+# The current run's weather: `run_demo` sets it for the length of a run (a context
+# variable, so two demos running at once in two threads each keep their own).
+_WEATHER: contextvars.ContextVar[Weather | None] = contextvars.ContextVar("weather", default=None)
 
 # Each source answers after a different delay, so the fan-out is visible on the timeline.
 SOURCE_DELAYS: dict[str, float] = {"census": 0.12, "encyclopedia": 0.07, "news": 0.15}
@@ -196,9 +199,10 @@ async def gather_sources(names: list[str]) -> list[dict[str, Any]]:
 def weather_api(city: str, attempt: int) -> dict[str, Any]:
     """A flaky weather service: the first attempt times out (by default)."""
     time.sleep(0.05)
-    if attempt <= _weather.timeouts:
+    weather = _WEATHER.get() or Weather()
+    if attempt <= weather.timeouts:
         raise TimeoutError(f"weather service did not answer for {city!r} within 50 ms")
-    return {"city": city, "temp_c": _weather.temp_c, "sky": _weather.sky}
+    return {"city": city, "temp_c": weather.temp_c, "sky": weather.sky}
 
 
 @trace
@@ -257,14 +261,12 @@ def run_demo(seed: int | None = None) -> TraceResult:
     Without ``seed`` every run is the same; with one, the weather service
     varies as `Weather.from_seed` says (a retry or none, another temperature).
     """
-    global _weather
-    saved = _weather
-    _weather = Weather() if seed is None else Weather.from_seed(seed)
+    token = _WEATHER.set(Weather() if seed is None else Weather.from_seed(seed))
     try:
         with trace.capture() as result:
             research_agent(QUESTION)
     finally:
-        _weather = saved
+        _WEATHER.reset(token)
     return result
 
 

@@ -371,13 +371,13 @@ class TraceResult:
 
     def _repr_html_(self) -> str:
         """The viewer inline, in a sandboxed iframe (`flow_xray.integrations.notebook`)."""
-        from flow_xray.integrations.notebook import trace_html  # the notebook bridge
+        from flow_xray.integrations.notebook import trace_html  # noqa: PLC0415 (the bridge)
 
         return trace_html(self)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         """IPython's text form: one summary line, not every node (`trace_text`)."""
-        from flow_xray.integrations.notebook import trace_text  # the notebook bridge
+        from flow_xray.integrations.notebook import trace_text  # noqa: PLC0415 (the bridge)
 
         printer.text(trace_text(self))
 

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from typing import Final
 
+# The instrumentation scope (tracer name) of flow-xray's own spans; any other scope is
+# another instrumentation's.
+TRACER_NAME: Final = "flow_xray"
+
 # --- span kind ---------------------------------------------------------------
 SPAN_KIND: Final = "openinference.span.kind"
 KINDS: Final = ("chain", "llm", "tool", "agent", "retriever", "embedding")
@@ -59,15 +63,52 @@ EXCEPTION_EVENT: Final = "exception"
 EXCEPTION_TYPE: Final = "exception.type"
 EXCEPTION_MESSAGE: Final = "exception.message"
 EXCEPTION_STACKTRACE: Final = "exception.stacktrace"
+EXCEPTION_ESCAPED: Final = "exception.escaped"
 
-# --- OpenInference chat messages (written for `llm` spans, read from any) -----
+# --- chat messages ------------------------------------------------------------
+# OpenInference's, written for `llm` spans and read from any: flattened lists,
+# ``llm.input_messages.{i}.message.role`` / ``.content``.
 LLM_INPUT_MESSAGES: Final = "llm.input_messages"
 LLM_OUTPUT_MESSAGES: Final = "llm.output_messages"
 LLM_INVOCATION_PARAMETERS: Final = "llm.invocation_parameters"
+# The GenAI conventions': JSON text of ``[{"role", "parts": [...]}]``.
 GEN_AI_INPUT_MESSAGES: Final = "gen_ai.input.messages"
 GEN_AI_OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+# OpenLLMetry's: ``gen_ai.prompt.{i}.role`` / ``.content``, ``gen_ai.completion.{i}...``.
+GEN_AI_PROMPT: Final = "gen_ai.prompt"
+GEN_AI_COMPLETION: Final = "gen_ai.completion"
+# Request settings (temperature, max_tokens, ...): ``gen_ai.request.<name>``.
+GEN_AI_REQUEST_PREFIX: Final = "gen_ai.request."
+# The keys that show a span carries chat messages in a shape the tree reads: the
+# GenAI ones, and the first message's role or content of each flattened family.
+MESSAGE_KEYS: Final = frozenset(
+    {
+        GEN_AI_INPUT_MESSAGES,
+        GEN_AI_OUTPUT_MESSAGES,
+        *(
+            f"{family}.0.{field}"
+            for family in (GEN_AI_PROMPT, GEN_AI_COMPLETION)
+            for field in ("role", "content")
+        ),
+        *(
+            f"{family}.0.message.{field}"
+            for family in (LLM_INPUT_MESSAGES, LLM_OUTPUT_MESSAGES)
+            for field in ("role", "content")
+        ),
+    }
+)
+
+# --- HTTP and the OpenTelemetry data model ----------------------------------------
 HTTP_STATUS_CODE: Final = "http.response.status_code"
 OTEL_SCOPE_NAME: Final = "otel.scope.name"
+# Tags Jaeger stores OTLP span fields in (they are not attributes).
+OTEL_STATUS_CODE: Final = "otel.status_code"
+OTEL_STATUS_DESCRIPTION: Final = "otel.status_description"
+OTEL_SCOPE_VERSION: Final = "otel.scope.version"
+OTEL_LIBRARY_NAME: Final = "otel.library.name"
+OTEL_LIBRARY_VERSION: Final = "otel.library.version"
+SPAN_KIND_TAG: Final = "span.kind"
+W3C_TRACESTATE_TAG: Final = "w3c.tracestate"
 
 # --- flow-xray's own ---------------------------------------------------------
 META_PREFIX: Final = "flow_xray.meta."

@@ -306,10 +306,10 @@ def _error_key(node: TraceNode) -> str:
     ``rate_limit_error`` are one key), or '' when it cannot be told."""
     kind = None
     for event in reversed(node.events):
-        if event.get("name") == "exception":
-            kind = clean_error_type((event.get("attributes") or {}).get("exception.type"))
+        if event.get("name") == attr.EXCEPTION_EVENT:
+            kind = clean_error_type((event.get("attributes") or {}).get(attr.EXCEPTION_TYPE))
             break
-    kind = kind or clean_error_type(node.attributes.get("error.type"))
+    kind = kind or clean_error_type(node.attributes.get(attr.ERROR_TYPE))
     if kind is None:
         head = (node.error or "").partition(":")[0].strip()
         kind = head if head and " " not in head and head != "error" else None
@@ -317,7 +317,7 @@ def _error_key(node: TraceNode) -> str:
 
 
 def _http_status(node: TraceNode) -> str | None:
-    code = node.attributes.get("http.response.status_code")
+    code = node.attributes.get(attr.HTTP_STATUS_CODE)
     return str(code) if isinstance(code, int) and code >= 400 else None
 
 

@@ -30,24 +30,24 @@ from flow_xray.tree.model import TraceResult
 from flow_xray.tree.spans import EventRecord, SpanRecord
 
 # Tags that hold OTLP span fields rather than attributes.
-_STATUS_CODE = "otel.status_code"
-_STATUS_DESCRIPTION = "otel.status_description"
+_STATUS_CODE = attr.OTEL_STATUS_CODE
+_STATUS_DESCRIPTION = attr.OTEL_STATUS_DESCRIPTION
 _ERROR = "error"
 _FIELD_TAGS = frozenset(
     {
         _STATUS_CODE,
         _STATUS_DESCRIPTION,
-        "span.kind",
-        "otel.scope.name",  # kept as an attribute for other instrumentations' spans
-        "otel.scope.version",
-        "otel.library.name",
-        "otel.library.version",
-        "w3c.tracestate",
+        attr.SPAN_KIND_TAG,
+        attr.OTEL_SCOPE_NAME,  # kept as an attribute for other instrumentations' spans
+        attr.OTEL_SCOPE_VERSION,
+        attr.OTEL_LIBRARY_NAME,
+        attr.OTEL_LIBRARY_VERSION,
+        attr.W3C_TRACESTATE_TAG,
     }
 )
 _EVENT_FIELD = "event"
-_SCOPE_NAME = "otel.scope.name"
-_OWN_SCOPE = "flow_xray"  # flow-xray's tracer name (`flow_xray.runtime.tracer.TRACER_NAME`)
+_SCOPE_NAME = attr.OTEL_SCOPE_NAME
+_OWN_SCOPE = attr.TRACER_NAME
 
 
 class _BadSpan(ValueError):

@@ -27,7 +27,7 @@ from flow_xray.formats.span_json import span_list
 from flow_xray.tree.model import TraceResult
 from flow_xray.tree.spans import EventRecord, SpanRecord
 
-_OWN_SCOPE = "flow_xray"  # the tracer name of flow-xray's own spans
+_OWN_SCOPE = attr.TRACER_NAME
 
 _STATUS_NAMES = {0: "UNSET", 1: "OK", 2: "ERROR"}
 _STATUS_ALIASES = {

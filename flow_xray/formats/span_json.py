@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from flow_xray import attributes as attr
 from flow_xray.analysis.accounting import build_result
 from flow_xray.errors import TraceFileError
 from flow_xray.formats.parsed import Parsed
@@ -116,8 +117,8 @@ def _span(span: Mapping[str, Any]) -> SpanRecord:
     attributes = _attributes(span.get("attributes"))
     scope = span.get("instrumentation_scope") or span.get("instrumentation_info")
     scope_name = scope.get("name") if isinstance(scope, Mapping) else None
-    if isinstance(scope_name, str) and scope_name and scope_name != "flow_xray":
-        attributes["otel.scope.name"] = scope_name
+    if isinstance(scope_name, str) and scope_name and scope_name != attr.TRACER_NAME:
+        attributes[attr.OTEL_SCOPE_NAME] = scope_name
     return SpanRecord(
         trace_id=str(_hex(context.get("trace_id"), 16, "trace_id")),
         span_id=str(_hex(context.get("span_id"), 8, "span_id")),

@@ -23,6 +23,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from flow_xray import attributes as attr
 from flow_xray.llm.usage import field
 
 __all__ = ["chat_view", "input_message_attributes", "output_message_attributes"]
@@ -81,14 +82,14 @@ def input_message_attributes(arguments: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(system, str):
         messages.append(("system", system))
     messages.extend((str(m["role"]), _text(m.get("content"))) for m in arguments[name])
-    out = _flatten("llm.input_messages", messages)
+    out = _flatten(attr.LLM_INPUT_MESSAGES, messages)
     settings = {
         k: v
         for k, v in arguments.items()
         if k not in (name, "system") and isinstance(v, _SETTINGS) and not isinstance(v, bytes)
     }
     if settings:
-        out["llm.invocation_parameters"] = settings
+        out[attr.LLM_INVOCATION_PARAMETERS] = settings
     return out
 
 
@@ -118,15 +119,15 @@ def _reply(response: Any) -> list[tuple[str, str | None]]:
 def output_message_attributes(response: Any) -> dict[str, Any]:
     """OpenInference output attributes for an LLM response; {} when it is not a chat response."""
     try:
-        return _flatten("llm.output_messages", _reply(response))
+        return _flatten(attr.LLM_OUTPUT_MESSAGES, _reply(response))
     except Exception:  # odd objects may raise from any attribute
         return {}
 
 
 # -- the viewer's form ----------------------------------------------------------
 
-_PARAMS_ATTRIBUTE: Final = "llm.invocation_parameters"
-_GENAI_REQUEST: Final = "gen_ai.request."
+_PARAMS_ATTRIBUTE: Final = attr.LLM_INVOCATION_PARAMETERS
+_GENAI_REQUEST: Final = attr.GEN_AI_REQUEST_PREFIX
 _NOT_PARAMS: Final = frozenset({"model", "messages", "system", "input", "instructions", "stream"})
 
 

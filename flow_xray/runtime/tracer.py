@@ -41,13 +41,13 @@ from typing import Any, Final
 from opentelemetry import trace as trace_api
 from opentelemetry.trace import NoOpTracer, ProxyTracer, ProxyTracerProvider
 
-from flow_xray import __version__
+from flow_xray import __version__, attributes as attr
 from flow_xray.runtime import captures, patches
 from flow_xray.runtime.captures import _ACTIVE, capturing, listening
 
 logger = logging.getLogger("flow_xray")
 
-TRACER_NAME: Final = "flow_xray"
+TRACER_NAME: Final = attr.TRACER_NAME
 
 _private: object | None = None  # a TracerProvider, registered by the SDK side
 _join_hook: Callable[[object], object] | None = None

@@ -217,7 +217,7 @@ def record_error(span: Span, exc: BaseException, reprs: Reprs | None = None) -> 
             attr.EXCEPTION_TYPE: full_type,
             attr.EXCEPTION_MESSAGE: message,
             attr.EXCEPTION_STACKTRACE: stack,
-            "exception.escaped": True,
+            attr.EXCEPTION_ESCAPED: True,
         }
         site = raise_site(exc)
         if site is not None:
@@ -289,7 +289,7 @@ def record_stopped(span: Span, exc: BaseException, outcome: str) -> None:
             {
                 attr.EXCEPTION_TYPE: full_type,
                 attr.EXCEPTION_MESSAGE: message,
-                "exception.escaped": True,
+                attr.EXCEPTION_ESCAPED: True,
             },
         )
     except Exception:

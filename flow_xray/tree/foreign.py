@@ -40,16 +40,16 @@ __all__ = [
     "scrub_value",
 ]
 
-_GENAI_IN: Final = "gen_ai.input.messages"
-_GENAI_OUT: Final = "gen_ai.output.messages"
-# (prefix, the key that shows the shape is present, index position, field separator)
+_GENAI_IN: Final = attr.GEN_AI_INPUT_MESSAGES
+_GENAI_OUT: Final = attr.GEN_AI_OUTPUT_MESSAGES
+# (prefix, the key that shows the shape is present)
 _FLAT_IN: Final = (
-    ("llm.input_messages.", "llm.input_messages.0.message.role"),
-    ("gen_ai.prompt.", "gen_ai.prompt.0.role"),
+    (f"{attr.LLM_INPUT_MESSAGES}.", f"{attr.LLM_INPUT_MESSAGES}.0.message.role"),
+    (f"{attr.GEN_AI_PROMPT}.", f"{attr.GEN_AI_PROMPT}.0.role"),
 )
 _FLAT_OUT: Final = (
-    ("llm.output_messages.", "llm.output_messages.0.message.role"),
-    ("gen_ai.completion.", "gen_ai.completion.0.role"),
+    (f"{attr.LLM_OUTPUT_MESSAGES}.", f"{attr.LLM_OUTPUT_MESSAGES}.0.message.role"),
+    (f"{attr.GEN_AI_COMPLETION}.", f"{attr.GEN_AI_COMPLETION}.0.role"),
 )
 _CLASS_REPR: Final = re.compile(r"^<class '([\w.]+)'>$")
 
@@ -82,7 +82,7 @@ def error_text(
             message = detail if isinstance(detail, str) and detail else None
     exc_type = exc_type or clean_error_type(attributes.get(attr.ERROR_TYPE))
     if message is None:
-        code = attributes.get("http.response.status_code")
+        code = attributes.get(attr.HTTP_STATUS_CODE)
         http = f"HTTP {code}" if isinstance(code, (int, str)) and str(code).isdigit() else None
         parts = [p for p in (exc_type, http) if p]
         return ": ".join(parts) if parts else "error"

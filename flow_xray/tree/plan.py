@@ -153,20 +153,7 @@ def make_plan(keys: tuple[str, ...]) -> Plan:
 
 
 # The keys that show a span carries chat messages in a shape `promote_messages` reads.
-MESSAGE_KEYS = frozenset(
-    {
-        "gen_ai.input.messages",
-        "gen_ai.output.messages",
-        "llm.input_messages.0.message.role",
-        "llm.input_messages.0.message.content",
-        "llm.output_messages.0.message.role",
-        "llm.output_messages.0.message.content",
-        "gen_ai.prompt.0.role",
-        "gen_ai.prompt.0.content",
-        "gen_ai.completion.0.role",
-        "gen_ai.completion.0.content",
-    }
-)
+MESSAGE_KEYS = attr.MESSAGE_KEYS
 USAGE_KEYS = frozenset(
     (*attr.READ_MODEL, *attr.READ_PROMPT_TOKENS, *attr.READ_COMPLETION_TOKENS, *attr.READ_COST)
 )

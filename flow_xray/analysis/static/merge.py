@@ -27,6 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
+from flow_xray import attributes as attr
 from flow_xray.analysis.static.functions import CallGraph, FunctionInfo, display_path, growing
 
 if TYPE_CHECKING:
@@ -34,9 +35,9 @@ if TYPE_CHECKING:
 
 TraceLike = Union["TraceResult", Iterable["TraceNode"]]
 GHOST_CAP = 500  # ghost nodes drawn at most; the rest are counted
-CODE_FILE = "code.file.path"
-CODE_LINE = "code.line.number"
-CODE_FUNCTION = "code.function.name"
+CODE_FILE = attr.CODE_FILE
+CODE_LINE = attr.CODE_LINE
+CODE_FUNCTION = attr.CODE_FUNCTION
 
 
 @dataclass(frozen=True)

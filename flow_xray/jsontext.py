@@ -408,16 +408,22 @@ def _open_spine(
             return True, None, at
         return False, frame[0], -1 - at
     if position in spine.deep and char == "[":
-        position = _skip(text, position + 1)
-        if text[position : position + 1] != "]":
-            stack.append([[], _LIST])
-            return True, None, position
-        return False, [], position + 1
+        return _open_list(text, position, stack)
     try:
         value, end = _SCAN(text, position)
     except StopIteration:
         raise _Irregular from None
     return False, value, end
+
+
+def _open_list(text: str, position: int, stack: list[list[Any]]) -> tuple[bool, Any, int]:
+    """Open the list whose ``[`` is at ``position``: pushed on ``stack`` when it has items
+    (``(True, None, first item)``), else ``(False, [], end)``."""
+    position = _skip(text, position + 1)
+    if text[position : position + 1] != "]":
+        stack.append([[], _LIST])
+        return True, None, position
+    return False, [], position + 1
 
 
 def _close_spine(
@@ -476,18 +482,15 @@ def _open_deep(
 ) -> tuple[bool, Any, int]:
     """Start the value at ``position``, as `_open_spine` does for `_decode_deep`."""
     char = text[position : position + 1]
-    if position in deep and char in ("{", "["):
+    if position in deep and char == "{":
         position = _skip(text, position + 1)
-        if char == "{":
-            if text[position : position + 1] != "}":
-                key, position = _member_key(text, position)
-                stack.append([{}, key])
-                return True, None, position
-            return False, {}, position + 1
-        if text[position : position + 1] != "]":
-            stack.append([[], _LIST])
+        if text[position : position + 1] != "}":
+            key, position = _member_key(text, position)
+            stack.append([{}, key])
             return True, None, position
-        return False, [], position + 1
+        return False, {}, position + 1
+    if position in deep and char == "[":
+        return _open_list(text, position, stack)
     try:
         value, end = _SCAN(text, position)
     except StopIteration as stop:

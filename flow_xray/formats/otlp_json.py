@@ -15,7 +15,7 @@ import base64
 import binascii
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -283,13 +283,7 @@ def read_otlp_documents(documents: Iterable[Any]) -> list[SpanRecord]:
     Raises:
         TraceFileError: a document is not OTLP JSON (the message names which one).
     """
-    records: list[SpanRecord] = []
-    for number, document in enumerate(documents, start=1):
-        try:
-            records.extend(_iter_spans(document))
-        except (_BadLine, AttributeError, TypeError) as exc:
-            raise TraceFileError(f"document {number}: not OTLP JSON: {exc}") from exc
-    return records
+    return _each(documents, _iter_spans, "document {}: not OTLP JSON")
 
 
 def read_otlp_spans(spans: Iterable[Any]) -> list[SpanRecord]:
@@ -298,12 +292,20 @@ def read_otlp_spans(spans: Iterable[Any]) -> list[SpanRecord]:
     Raises:
         TraceFileError: a span is malformed (the message names which one).
     """
+    return _each(spans, lambda span: (_read_span(span),), "span {}: not an OTLP span")
+
+
+def _each(
+    items: Iterable[Any], read: Callable[[Any], Iterable[SpanRecord]], what: str
+) -> list[SpanRecord]:
+    """The records ``read`` gives for each item, in order; a malformed item is a
+    `TraceFileError` saying ``what`` (formatted with its number) and why."""
     records: list[SpanRecord] = []
-    for number, span in enumerate(spans, start=1):
+    for number, item in enumerate(items, start=1):
         try:
-            records.append(_read_span(span))
+            records.extend(read(item))
         except (_BadLine, AttributeError, TypeError) as exc:
-            raise TraceFileError(f"span {number}: not an OTLP span: {exc}") from exc
+            raise TraceFileError(f"{what.format(number)}: {exc}") from exc
     return records
 
 

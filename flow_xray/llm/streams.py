@@ -204,32 +204,32 @@ class _Once:
             end(self.acc.usage(), how, error)
 
 
-def _watched(inner: Iterator[Any], once: _Once) -> Iterator[Any]:
+@contextlib.contextmanager
+def _reading(once: _Once) -> Iterator[None]:
+    """Tell ``once`` how the reading of a stream ended: read through, closed early, failed."""
     try:
+        yield
+    except GeneratorExit:
+        once("closed")
+        raise
+    except BaseException as exc:
+        once("failed", exc)
+        raise
+    once("read")
+
+
+def _watched(inner: Iterator[Any], once: _Once) -> Iterator[Any]:
+    with _reading(once):
         for item in inner:
             once.acc.add(item)
             yield item
-    except GeneratorExit:
-        once("closed")
-        raise
-    except BaseException as exc:
-        once("failed", exc)
-        raise
-    once("read")
 
 
 async def _awatched(inner: AsyncIterator[Any], once: _Once) -> AsyncIterator[Any]:
-    try:
+    with _reading(once):
         async for item in inner:
             once.acc.add(item)
             yield item
-    except GeneratorExit:
-        once("closed")
-        raise
-    except BaseException as exc:
-        once("failed", exc)
-        raise
-    once("read")
 
 
 def watch_stream(stream: Any, end: StreamEnd) -> bool:

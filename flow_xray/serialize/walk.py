@@ -19,7 +19,7 @@ import itertools
 import math
 import uuid
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence, Set as AbstractSet, ValuesView
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set as AbstractSet, ValuesView
 from decimal import Decimal
 from pathlib import PurePath
 from typing import Any, Final
@@ -223,7 +223,16 @@ class Walker:
         """``safe_repr`` of ``value``, computed once per call (see `Reprs`)."""
         return repr_once(value, self.string_cap, self.reprs)
 
-    def _mapping(self, owner: Any, items: Iterable[Any], size: int | None, depth: int) -> Any:
+    def _container(
+        self,
+        fill: Callable[[Any, Iterable[Any], int | None, int], Any],
+        owner: Any,
+        items: Iterable[Any],
+        size: int | None,
+        depth: int,
+    ) -> Any:
+        """``fill(owner, items, size, depth)``, unless ``owner`` is past the depth cap (its
+        summary) or already on the path from the root (the cycle marker)."""
         if depth >= self.depth_cap:
             return self.text(_summary(owner, size))
         key_id = id(owner)
@@ -231,50 +240,50 @@ class Walker:
             return self.text(CYCLE)
         self.on_path.add(key_id)
         try:
-            out: dict[str, Any] = {}
-            self.budget -= 2
-            redact = self.limits.redact
-            for count, (key, item) in enumerate(items):
-                if count >= self.items_cap or self.budget <= 0:
-                    more = "" if size is None else f"+{size - count} "
-                    out[CUT] = f"{more}more keys"
-                    break
-                name = json_key(key)
-                if len(name) > self.string_cap:
-                    name = name[: self.string_cap] + CUT
-                if redact and len(name) >= 8:
-                    name = scrub_text(name, self.limits)
-                if name in out:
-                    name = f"{name}#{count}"
-                self.budget -= utf8_len(name) + 4
-                if redact and is_secret_name(name, self.limits):
-                    self.budget -= len(REDACTED) + 2
-                    out[name] = REDACTED
-                else:
-                    out[name] = self.walk(item, depth + 1)
-            return out
+            return fill(owner, items, size, depth)
         finally:
             self.on_path.discard(key_id)
 
+    def _mapping(self, owner: Any, items: Iterable[Any], size: int | None, depth: int) -> Any:
+        return self._container(self._fill_mapping, owner, items, size, depth)
+
     def _sequence(self, owner: Any, items: Iterable[Any], size: int | None, depth: int) -> Any:
-        if depth >= self.depth_cap:
-            return self.text(_summary(owner, size))
-        key_id = id(owner)
-        if key_id in self.on_path:
-            return self.text(CYCLE)
-        self.on_path.add(key_id)
-        try:
-            out: list[Any] = []
-            self.budget -= 2
-            for item in items:
-                if len(out) >= self.items_cap or self.budget <= 0:
-                    more = "" if size is None else f" +{size - len(out)} more items"
-                    out.append(CUT + more)
-                    break
-                out.append(self.walk(item, depth + 1))
-            return out
-        finally:
-            self.on_path.discard(key_id)
+        return self._container(self._fill_sequence, owner, items, size, depth)
+
+    def _fill_mapping(self, owner: Any, items: Iterable[Any], size: int | None, depth: int) -> Any:
+        out: dict[str, Any] = {}
+        self.budget -= 2
+        redact = self.limits.redact
+        for count, (key, item) in enumerate(items):
+            if count >= self.items_cap or self.budget <= 0:
+                more = "" if size is None else f"+{size - count} "
+                out[CUT] = f"{more}more keys"
+                break
+            name = json_key(key)
+            if len(name) > self.string_cap:
+                name = name[: self.string_cap] + CUT
+            if redact and len(name) >= 8:
+                name = scrub_text(name, self.limits)
+            if name in out:
+                name = f"{name}#{count}"
+            self.budget -= utf8_len(name) + 4
+            if redact and is_secret_name(name, self.limits):
+                self.budget -= len(REDACTED) + 2
+                out[name] = REDACTED
+            else:
+                out[name] = self.walk(item, depth + 1)
+        return out
+
+    def _fill_sequence(self, owner: Any, items: Iterable[Any], size: int | None, depth: int) -> Any:
+        out: list[Any] = []
+        self.budget -= 2
+        for item in items:
+            if len(out) >= self.items_cap or self.budget <= 0:
+                more = "" if size is None else f" +{size - len(out)} more items"
+                out.append(CUT + more)
+                break
+            out.append(self.walk(item, depth + 1))
+        return out
 
     def _set(self, value: AbstractSet[Any], depth: int) -> Any:
         size = length(value) or 0

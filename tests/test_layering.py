@@ -112,6 +112,8 @@ ROOT_FILES = {"__init__.py", "__main__.py"}
 def layer_of(path: Path) -> str | None:
     """The layer a package file belongs to, by its place in the tree; None if no rule covers it."""
     parts = path.relative_to(PACKAGE).parts
+    if len(parts) > 1 and parts[0] in SHARED:  # a vocabulary package (jsontext/)
+        return "shared"
     if len(parts) > 1:
         return parts[0] if parts[0] in RULES else None
     stem = path.stem
@@ -407,3 +409,17 @@ def test_the_tracing_side_keeps_no_mutable_module_state() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert json.loads(out.stdout) == []
+
+
+# A module is read in one sitting: past this, split it by concern (STYLE.md).
+MAX_LINES = 500
+
+
+def test_no_module_is_over_500_lines() -> None:
+    """Every Python file of the package fits in one sitting (at most 500 lines)."""
+    long = {
+        str(path.relative_to(PACKAGE)): count
+        for path in PACKAGE.rglob("*.py")
+        if (count := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}

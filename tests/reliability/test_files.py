@@ -23,6 +23,7 @@ from flow_xray import jsontext
 from flow_xray.analysis.accounting import build_result
 from flow_xray.errors import TraceFileError
 from flow_xray.formats.registry import load_trace
+from flow_xray.jsontext import decode as jsontext_decode, encode as jsontext_encode
 from flow_xray.render.payload import read_page
 from flow_xray.tree.model import TraceResult
 from flow_xray.tree.spans import SpanRecord
@@ -87,13 +88,13 @@ json_values = st.recursive(
 
 
 def check_iterative_codec_writes_and_reads_what_json_does(value: Any, indent: int | None) -> None:
-    writer = jsontext._Writer(indent, True, None)
+    writer = jsontext_encode.Writer(indent, True, None)
     writer._measure(value)
     writer.heights = {key: jsontext.SHALLOW + 1 for key in writer.heights}
     expected = json.dumps(value, ensure_ascii=False, indent=indent)
     assert writer.write(value) == expected
     every_bracket = {i for i, char in enumerate(expected) if char in "[{"}
-    parsed, end = jsontext._decode_deep(expected, 0, every_bracket)
+    parsed, end = jsontext_decode.decode_deep(expected, 0, every_bracket)
     assert parsed == json.loads(expected) and end == len(expected)
 
 
@@ -118,8 +119,8 @@ def check_quick_deep_parse_reads_what_json_does(value: Any, indent: int | None) 
     text = json.dumps(value, indent=indent)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(jsontext, "SHALLOW", 0)
-        spine = jsontext._spine(text, 0)
-    assert jsontext._decode_spine(text, 0, spine) == (json.loads(text), len(text))
+        spine = jsontext_decode.spine_of(text, 0)
+    assert jsontext_decode.decode_spine(text, 0, spine) == (json.loads(text), len(text))
 
 
 @settings(max_examples=30, deadline=None)

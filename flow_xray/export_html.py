@@ -15,14 +15,21 @@ from flow_xray.render.trace_page import trace_to_html
 __all__ = ["standalone_viewer_html", "trace_to_standalone_html", "write_standalone_viewer_html"]
 
 
-def trace_to_standalone_html(trace_result: Any, *, title: str = "flow-xray trace") -> str:
+def trace_to_standalone_html(
+    trace_result: Any, *, title: str = "flow-xray trace", static_index: Any | None = None
+) -> str:
     """Return the offline viewer page of a `TraceResult` (``result.to_html`` writes the same).
+
+    ``static_index`` (0.3.6's; a ``flow_xray.static_index.build_index`` result or a
+    `StaticIndex`) adds the static context, as ``result.to_html(static_index=...)`` does.
 
     Example::
 
         page = trace_to_standalone_html(trace.run(agent, "query"), title="agent")
     """
     to_html = getattr(trace_result, "to_html", None)
+    if static_index is not None:
+        return str(trace_result.to_html(title=title, static_index=static_index))
     if callable(to_html):
         return str(to_html(title=title))
     return trace_to_html(trace_result.to_dict(), title=title)  # only to_dict(), as 0.2.0 took

@@ -193,6 +193,18 @@ def test_redact_names_what_default_redaction_would_keep_at_any_depth() -> None:
     assert "123-45-6789" not in trace.run(lookup, "123-45-6789", rows).to_json()
 
 
+def test_redact_names_are_scrubbed_inside_text_too() -> None:
+    """A named key written ``ssn=...`` inside a string argument loses its value."""
+
+    @trace(redact={"ssn"})
+    def note(text: str) -> None:
+        return None
+
+    assert trace.run(note, "caller ssn=123-45-6789 asked").roots[0].inputs == {
+        "text": "caller ssn=[REDACTED] asked"
+    }
+
+
 def test_redact_is_for_that_function_only() -> None:
     """Another function's ``ssn`` argument is recorded: the names belong to one function."""
 
@@ -429,6 +441,13 @@ def test_diff_repr_is_one_line_and_it_pickles(runs: tuple[TraceResult, TraceResu
 
 
 # --- 0.3.x's data classes ----------------------------------------------------------------
+
+
+def test_version_is_above_the_last_0_3_release() -> None:
+    """``pip install -U flow-xray`` moves a 0.3.6 user onto this release, not away from it."""
+    import flow_xray
+
+    assert tuple(int(part) for part in flow_xray.__version__.split(".")) > (0, 3, 6)
 
 
 def test_trace_node_0_3_positional_and_keyword_forms() -> None:

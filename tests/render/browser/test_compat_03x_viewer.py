@@ -114,9 +114,7 @@ def choose_tool(kind, query):
 """
 
 
-def test_static_index_page_draws_the_branch_not_taken(
-    open_page: OpenPage, tmp_path: Path
-) -> None:
+def test_static_index_page_draws_the_branch_not_taken(open_page: OpenPage, tmp_path: Path) -> None:
     """``result.to_html(path, static_index=build_index([file]))``: the search branch that
     did not run is a dashed ghost box under choose_tool."""
     source = tmp_path / "router03.py"

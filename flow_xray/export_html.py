@@ -1,18 +1,36 @@
 """0.2.0's import path ``flow_xray.export_html``: single-file offline HTML viewers.
 
-A thin module over `flow_xray.autodiff.viewer` (DOT graphs) and
-`flow_xray.render.trace_page` (traces). Pages need no network: 0.2.0 loaded
-Graphviz from a CDN, these draw the graph themselves.
+A thin module over `flow_xray.autodiff.viewer` (DOT graphs),
+`flow_xray.render.trace_page` (traces) and `flow_xray.analysis.diff` (0.3.x's
+``diff_to_html``). Pages need no network: 0.2.0 loaded Graphviz from a CDN,
+these draw the graph themselves.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from flow_xray.analysis.diff import diff_traces
 from flow_xray.autodiff.viewer import standalone_viewer_html, write_standalone_viewer_html
 from flow_xray.render.trace_page import trace_to_html
+from flow_xray.tree.model import TraceResult
 
-__all__ = ["standalone_viewer_html", "trace_to_standalone_html", "write_standalone_viewer_html"]
+__all__ = [
+    "diff_to_html",
+    "standalone_viewer_html",
+    "trace_to_standalone_html",
+    "write_standalone_viewer_html",
+]
+
+
+def diff_to_html(old: TraceResult, new: TraceResult, *, title: str = "flow-xray diff") -> str:
+    """0.3.x's ``diff_to_html``: the offline diff viewer page of two runs (``old`` first).
+
+    Example::
+
+        page = diff_to_html(TraceResult.load("good.json"), TraceResult.load("bad.json"))
+    """
+    return diff_traces(old, new).to_html(title=title)
 
 
 def trace_to_standalone_html(

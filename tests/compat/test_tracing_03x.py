@@ -431,6 +431,16 @@ def test_diff_to_html_writes_its_own_page(
     assert read_page(diff.to_html(title="nightly"))["title"] == "nightly"
 
 
+def test_export_html_diff_to_html(runs: tuple[TraceResult, TraceResult]) -> None:
+    """0.3.x's ``flow_xray.export_html.diff_to_html(old, new, title=...)``: the same page."""
+    from flow_xray.export_html import diff_to_html
+
+    a, b = runs
+    page = diff_to_html(a, b, title="nightly")
+    assert read_page(page)["title"] == "nightly"
+    assert read_page(page)["calls"] == read_page(a.diff(b))["calls"]
+
+
 def test_diff_repr_is_one_line_and_it_pickles(runs: tuple[TraceResult, TraceResult]) -> None:
     """A REPL shows a summary, not two whole traces; the page survives a pickle round trip."""
     a, b = runs

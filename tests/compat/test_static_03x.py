@@ -484,6 +484,55 @@ def test_static_and_static_index_together_are_refused(router: tuple[ModuleType, 
         trace.run(module.fallback, "q").to_html(static=index, static_index=index)
 
 
+PROGRAM_03 = (
+    ROUTER_SOURCE
+    + """
+
+if __name__ == "__main__":
+    import asyncio
+    from pathlib import Path
+
+    from flow_xray.merge import merge_trace_with_static
+    from flow_xray.static_index import build_index
+
+    result = trace.run(agent, "select * from customers")
+    index = build_index([__file__])
+    result.to_html("trace.html", title="router", static_index=index)
+    Path("diff.html").write_text(result.diff(trace.run(agent, "select 1")))
+    merged = merge_trace_with_static(result, index)
+    print("error:", result.error)
+    print("blast radius:", index.blast_radius("call_database"))
+    print("not taken:", sorted(n for n, m in merged.nodes.items() if not m.executed))
+
+    async def main():
+        return await trace.arun(agent, "select 2")
+
+    print("arun:", asyncio.run(main()).return_value)
+"""
+)
+
+
+@pytest.mark.slow
+def test_a_0_3_program_runs_unchanged(tmp_path: Path) -> None:
+    """A whole program written against 0.3.6 (``trace.run``, ``result.error``,
+    ``build_index``, ``to_html(static_index=)``, ``a.diff(b)`` written with
+    ``write_text``, ``merge_trace_with_static``, ``await trace.arun``), run with
+    ``python app.py``: its output, and the two pages it wrote."""
+    (tmp_path / "app.py").write_text(PROGRAM_03, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "app.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "error: table locked",
+        "blast radius: ['_dispatch', 'agent', 'choose_tool']",
+        "not taken: ['_dispatch', 'call_search', 'fallback', 'main']",
+        "arun: rows",
+    ]
+    assert read_page((tmp_path / "trace.html").read_text(encoding="utf-8"))["static"]["ghosts"]
+    assert read_page((tmp_path / "diff.html").read_text(encoding="utf-8"))["mode"] == "diff"
+
+
 def test_the_0_3_modules_load_no_opentelemetry() -> None:
     """Importing ``flow_xray.static_index`` and ``flow_xray.merge`` (fresh interpreter)
     loads no OpenTelemetry: they read source and plain trace data only."""

@@ -13,11 +13,11 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.sdk.otlp.phoenix_server import Phoenix
+from tests.sdk.otlp.test_phoenix_llm_e2e import flat  # Phoenix nests attributes by their dots
 
 pytestmark = pytest.mark.e2e
 PROJECT = "flow-xray-e2e-compat03"
@@ -43,16 +43,6 @@ try:
 except ValueError as exc:
     print("raised:", exc)
 """
-
-
-def flat(attributes: Any, prefix: str = "") -> dict[str, Any]:
-    """Phoenix hands attributes back nested by their dots; flatten them to dotted keys."""
-    if isinstance(attributes, dict):
-        out: dict[str, Any] = {}
-        for key, value in attributes.items():
-            out.update(flat(value, f"{prefix}{key}."))
-        return out
-    return {prefix[:-1]: attributes}
 
 
 def test_tags_and_redaction_land_in_phoenix(phoenix: Phoenix, tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 _EXPORTS: dict[str, str] = {
     # tracing (tracing/: OpenTelemetry API only)

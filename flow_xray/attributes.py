@@ -112,6 +112,11 @@ W3C_TRACESTATE_TAG: Final = "w3c.tracestate"
 
 # --- flow-xray's own ---------------------------------------------------------
 META_PREFIX: Final = "flow_xray.meta."
+# ``trace.tag("label", key=value)``: each label as ``flow_xray.tag.<label>`` = True, each
+# key-value tag as ``flow_xray.tag.<key>``; the viewer shows them as badges.
+TAG_PREFIX: Final = "flow_xray.tag."
+# A 0.3.x trace file's node field for its tags (read into the node's attributes).
+TAGS_03: Final = "tags"
 # A figure another span already reports for the same LLM request (kept out of the
 # standard keys so backends summing them count the request once).
 USAGE_COUNTED_IN: Final = "flow_xray.usage.counted_in"

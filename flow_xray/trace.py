@@ -7,9 +7,9 @@ Importing this module makes Python bind it to the attribute ``flow_xray.trace``,
 where ``from flow_xray import trace`` found the decorator, so which object a
 later ``from flow_xray import trace`` returns depends on import order. Both
 behave the same: this module is callable as the decorator and forwards every
-other attribute (``capture``, ``run``, ``meta``, ``usage``, ``annotate``,
-``propagate``) to it, so ``@trace``, ``@trace("name")``, ``@trace(kind="llm")``
-and ``trace.run(fn)`` work on either.
+other attribute (``capture``, ``run``, ``arun``, ``meta``, ``tag``, ``usage``,
+``annotate``, ``propagate``) to it, so ``@trace``, ``@trace("name")``,
+``@trace(kind="llm")`` and ``trace.run(fn)`` work on either.
 """
 
 from __future__ import annotations

@@ -23,8 +23,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "flow_xray"
 # Top-level modules every layer may use: plain vocabulary, stdlib only.
 # (`__version__` is the package attribute `from flow_xray import __version__` reads.)
 SHARED = frozenset({"errors", "attributes", "files", "jsontext", "__version__"})
-# 0.2.0's import paths, kept at the top as thin re-exporting modules.
-COMPAT = frozenset({"value", "export_dot", "export_html", "ir", "debugger", "trace", "viewer"})
+# 0.2.0's and 0.3.x's import paths, kept at the top as thin re-exporting modules.
+COMPAT = frozenset(
+    {"value", "export_dot", "export_html", "ir", "debugger", "trace", "viewer"}
+    | {"static_index", "merge"}
+)
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,9 @@ RULES: dict[str, Rule] = {
         "pytest and notebooks drive the public library only",
     ),
     "compat": Rule(
-        SHARED | {"autodiff", "render", "tracing", "tree"}, "api", "0.2.0 paths over the layers"
+        SHARED | {"autodiff", "render", "tracing", "tree", "analysis"},
+        "api",
+        "0.2.0 and 0.3.x paths over the layers",
     ),
 }
 # The one place the API side reaches the SDK side (documented in tracing/api.py):

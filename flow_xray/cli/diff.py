@@ -41,6 +41,7 @@ def diff(
     or changed (~) call, then a summary line. Exits 0 when the runs are
     equal, 1 when they differ (0 with --exit-zero), 2 on bad input.
     """
+    from flow_xray.analysis.diff import diff_traces  # noqa: PLC0415  # loaded when the command runs
     from flow_xray.formats.registry import load_trace  # noqa: PLC0415  # loaded when the command runs
 
     readable(before)
@@ -52,7 +53,8 @@ def diff(
     except FlowXrayError as exc:
         raise CliError(str(exc)) from None
     labels = _labels(before, after)
-    result = first.diff(second, before_label=labels[0], after_label=labels[1])
+    # The analysis alone: `TraceResult.diff` would render the page even without --html.
+    result = diff_traces(first, second, labels[0], labels[1])
     if not quiet:
         for line in result.report():
             click.echo(line)

@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from flow_xray import jsontext
+from flow_xray import attributes as attr, jsontext
 from flow_xray.analysis.chat import add_chat
 from flow_xray.analysis.overview import overview
 from flow_xray.analysis.static.rows import add_static
@@ -84,6 +84,7 @@ def trace_page(
         "totals": dict(totals) if isinstance(totals, Mapping) else None,
         "slow_share": SLOW_SHARE,
         "overview": summary,
+        "tag_prefix": attr.TAG_PREFIX,  # trace.tag's badges (detail.js tagsOf)
     }
     if section is not None:
         head["static"] = section

@@ -128,13 +128,19 @@ def capture(
     return Capture(all_threads, max_spans, processes)
 
 
-def run(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> TraceResult:
+def run(
+    fn: Callable[..., Any], /, *args: Any, raise_exceptions: bool = False, **kwargs: Any
+) -> TraceResult:
     """Call ``fn(*args, **kwargs)`` under a capture and return the `TraceResult`.
 
     ``fn``'s exception is not raised: ``result.ok`` is False and
-    ``result.exception`` holds it (``KeyboardInterrupt`` and ``SystemExit``
-    still propagate). ``result.value`` is the return value; a coroutine
-    function is run to completion with ``asyncio.run``.
+    ``result.exception`` (0.3's ``result.error``) holds it, unless
+    ``raise_exceptions=True``: then it is raised again, the same object,
+    once the capture has closed (``KeyboardInterrupt`` and ``SystemExit``
+    always propagate). ``result.value`` is the return value; a coroutine
+    function is run to completion with ``asyncio.run`` (inside a running
+    event loop, ``await`` `arun` instead). ``raise_exceptions`` is taken
+    by ``run`` itself, never passed on to ``fn``.
 
     Example::
 
@@ -149,4 +155,38 @@ def run(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> TraceResult:
                 result.value = fn(*args, **kwargs)
         except Exception as exc:
             result.exception = exc
+    return _returned(result, raise_exceptions)
+
+
+async def arun(
+    fn: Callable[..., Any], /, *args: Any, raise_exceptions: bool = False, **kwargs: Any
+) -> TraceResult:
+    """`run` for async code: ``await arun(fn, ...)`` inside a running event loop.
+
+    ``fn(*args, **kwargs)`` is called under a capture and its result awaited
+    when it is awaitable (a coroutine function, or a function returning a
+    task or future); tasks it starts (``gather``, ``TaskGroup``) are captured
+    with it, and concurrent ``arun`` calls get disjoint results. The rest is
+    as in `run`.
+
+    Example::
+
+        result = await trace.arun(agent, "hello")
+        print(result.value, result.totals.summary())
+    """
+    with Capture() as result:
+        try:
+            value = fn(*args, **kwargs)
+            if inspect.isawaitable(value):
+                value = await value
+            result.value = value
+        except Exception as exc:
+            result.exception = exc
+    return _returned(result, raise_exceptions)
+
+
+def _returned(result: TraceResult, raise_exceptions: bool) -> TraceResult:
+    """``result``, or its exception raised again when the caller asked for that."""
+    if raise_exceptions and result.exception is not None:
+        raise result.exception
     return result

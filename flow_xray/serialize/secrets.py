@@ -68,6 +68,16 @@ def normalized_name(name: str) -> str:
     return _SEPARATORS.sub("", name.lower())
 
 
+def name_pattern(name: str) -> str:
+    """A ``Limits.redact_patterns`` regex for exactly ``name``, compared as allow-list entries
+    are (case and separators ignored): ``@trace(redact={"user_id"})`` catches ``userId``."""
+    letters = normalized_name(name)
+    if not letters:
+        return "(?!)"  # no letters to compare: a name nothing matches
+    gap = "[^0-9a-z]*"  # the search is case-insensitive: no letter of either case
+    return "^" + gap + gap.join(map(re.escape, letters)) + gap + "$"
+
+
 def _classify(name: str, limits: Limits) -> bool:
     lowered = name.lower()
     if limits.redact_allow and normalized_name(name) in _allowed(limits):

@@ -1,8 +1,10 @@
-"""The public ``trace`` object: the decorator with ``usage``, ``annotate``, ``capture``, ``run``."""
+"""The public ``trace`` object: the decorator with ``usage``, ``annotate``, ``tag``, ``capture``,
+``run`` and ``arun``."""
 
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
@@ -44,6 +46,18 @@ def _on_current_span(build: Callable[P, Usage]) -> Callable[P, None]:
     return record
 
 
+def _on_span(prefix: str, pairs: Iterable[tuple[Any, Any]], what: str) -> None:
+    """Write user-named values on the current span as ``prefix + key`` (`user_attributes`)."""
+    span = trace_api.get_current_span()
+    if not span.is_recording():
+        return
+    values = user_attributes(pairs, arrays=False)
+    try:
+        span.set_attributes({prefix + key: v for key, v in values.items()})
+    except Exception:
+        contained(what)
+
+
 _META_USAGE_KEYS = (
     "model",
     "provider",
@@ -61,7 +75,10 @@ class Trace:
 
     Forms: ``@trace``, ``@trace()``, ``@trace("name")`` and
     ``@trace(name=..., kind=..., capture_input=True, capture_output=True,
-    exclude=("arg",), attributes={...})``. Works on functions, methods,
+    exclude=("arg",), attributes={...}, redact={"ssn", ...})``. ``redact``
+    names keys redacted at any depth of this function's inputs and output (as
+    ``"[REDACTED]"``, compared case- and separator-insensitively), on top of
+    the default redaction; ``exclude`` leaves arguments out. Works on functions, methods,
     static/class methods, ``async def``, generators and async generators; the
     signature is kept. ``kind`` is one of ``chain`` (default), ``llm``,
     ``tool``, ``agent``, ``retriever``, ``embedding`` (other OpenInference
@@ -90,6 +107,7 @@ class Trace:
         capture_output: bool = True,
         exclude: Iterable[str] = (),
         attributes: Mapping[str, Any] | None = None,
+        redact: Iterable[str] | None = None,
     ) -> Callable[[F], F]: ...
 
     def __call__(
@@ -103,6 +121,7 @@ class Trace:
         capture_output: bool = True,
         exclude: Iterable[str] = (),
         attributes: Mapping[str, Any] | None = None,
+        redact: Iterable[str] | None = None,
     ) -> Any:
         bare = not (func_or_name is None or isinstance(func_or_name, str))
         options = TraceOptions.build(
@@ -112,6 +131,7 @@ class Trace:
             capture_output=capture_output,
             exclude=exclude,
             attributes=attributes,
+            redact=redact,
         )
         if bare:
             return wrap(func_or_name, options)
@@ -130,14 +150,26 @@ class Trace:
 
             trace.annotate(user_id="u-42", retry=1)
         """
-        span = trace_api.get_current_span()
-        if not span.is_recording():
-            return
-        values = user_attributes(meta.items(), arrays=False)
-        try:
-            span.set_attributes({attr.META_PREFIX + key: v for key, v in values.items()})
-        except Exception:
-            contained("annotations")
+        _on_span(attr.META_PREFIX, meta.items(), "annotations")
+
+    @staticmethod
+    def tag(*labels: Any, **tags: Any) -> None:
+        """0.3's ``trace.tag``: attach labels and key-value tags to the current span.
+
+        Each label is stored as ``flow_xray.tag.<label>`` = True and each
+        ``key=value`` as ``flow_xray.tag.<key>``, through the same path as
+        `annotate` (caps, redaction by key name); later calls add to earlier
+        ones. The viewer shows them as badges on the call, they are kept in
+        the JSON (the node's ``attributes``; ``node.tags`` reads them back)
+        and exported over OTLP like any attribute. Outside a traced call it
+        does nothing.
+
+        Example::
+
+            trace.tag("cache-miss", "retry", region="eu", attempt=2)
+        """
+        pairs = itertools.chain(((label, True) for label in labels), tags.items())
+        _on_span(attr.TAG_PREFIX, pairs, "tags")
 
     @staticmethod
     def meta(**kwargs: Any) -> None:
@@ -179,11 +211,22 @@ class Trace:
         return capture(all_threads, max_spans, processes)
 
     @staticmethod
-    def run(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> TraceResult:
+    def run(
+        fn: Callable[..., Any], /, *args: Any, raise_exceptions: bool = False, **kwargs: Any
+    ) -> TraceResult:
         """See `flow_xray.sdk.capture.run`."""
         from flow_xray.sdk.capture import run  # noqa: PLC0415  # the bridge (see above)
 
-        return run(fn, *args, **kwargs)
+        return run(fn, *args, raise_exceptions=raise_exceptions, **kwargs)
+
+    @staticmethod
+    async def arun(
+        fn: Callable[..., Any], /, *args: Any, raise_exceptions: bool = False, **kwargs: Any
+    ) -> TraceResult:
+        """See `flow_xray.sdk.capture.arun` (0.3.5's ``await trace.arun(fn, ...)``)."""
+        from flow_xray.sdk.capture import arun  # noqa: PLC0415  # the bridge (see above)
+
+        return await arun(fn, *args, raise_exceptions=raise_exceptions, **kwargs)
 
     propagate = staticmethod(propagate)
 

@@ -9,6 +9,7 @@ their body runs, never across a ``yield``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from collections.abc import AsyncGenerator, Callable, Generator
@@ -23,8 +24,9 @@ from flow_xray.llm.streams import StreamUsage, stream_usage_for
 from flow_xray.llm.usage import Usage
 from flow_xray.runtime.tracer import current_tracer
 from flow_xray.serialize.exceptions import source_path
-from flow_xray.serialize.limits import get_limits
+from flow_xray.serialize.limits import Limits, get_limits
 from flow_xray.serialize.reprs import Reprs
+from flow_xray.serialize.secrets import name_pattern
 from flow_xray.serialize.text import writable
 from flow_xray.tracing.binding import Binder, make_binder
 from flow_xray.tracing.options import TraceOptions
@@ -53,10 +55,21 @@ _OPERATIONS: Final = MappingProxyType(
 class _Spec:
     """Everything fixed at decoration time for one traced function."""
 
-    __slots__ = ("binder", "capture_output", "is_llm", "name", "static_attributes")
+    __slots__ = (
+        "binder",
+        "capture_output",
+        "is_llm",
+        "name",
+        "redact",
+        "redacting",
+        "static_attributes",
+    )
 
     def __init__(self, func: Callable[..., Any], options: TraceOptions) -> None:
         self.name = writable(options.name or _default_name(func))
+        self.redact = options.redact
+        # (the process's limits, the same with ``redact`` names added), made when they change.
+        self.redacting: tuple[Limits, Limits] | None = None
         self.capture_output = options.capture_output
         self.is_llm = options.kind == "llm"
         self.binder: Binder | None = (
@@ -90,8 +103,9 @@ class _Spec:
         attributes = self.static_attributes
         used = 0
         reprs: Reprs = {}
+        limits = self.limits() if self.redact else None
         if self.binder is not None:
-            inputs = input_attributes(self.binder, args, kwargs, self.is_llm, reprs)
+            inputs = input_attributes(self.binder, args, kwargs, self.is_llm, reprs, limits)
             if inputs is not None:
                 used = len(inputs[attr.INPUT_VALUE])
                 attributes = {**attributes, **inputs}
@@ -100,16 +114,29 @@ class _Spec:
         except Exception:
             contained("a span start")
             return None
-        return _Call(self, span, used, reprs)
+        return _Call(self, span, used, reprs, limits)
+
+    def limits(self) -> Limits:
+        """The process's limits with this function's ``redact=`` names added (kept until the
+        process's limits change)."""
+        base = get_limits()
+        pair = self.redacting
+        if pair is None or pair[0] is not base:
+            patterns = (*base.redact_patterns, *map(name_pattern, self.redact))
+            pair = self.redacting = (base, dataclasses.replace(base, redact_patterns=patterns))
+        return pair[1]
 
 
 class _Call:
     """One traced call in flight. Each finishing method ends the span exactly once."""
 
-    __slots__ = ("context", "reprs", "span", "spec", "used")
+    __slots__ = ("context", "limits", "reprs", "span", "spec", "used")
 
-    def __init__(self, spec: _Spec, span: Span, used: int, reprs: Reprs) -> None:
+    def __init__(
+        self, spec: _Spec, span: Span, used: int, reprs: Reprs, limits: Limits | None = None
+    ) -> None:
         self.spec = spec
+        self.limits = limits  # the function's own (``redact=``); None: the process's
         self.span = span
         self.used = used  # bytes of the span's content budget taken by the inputs
         # The call's repr cache: inputs, output and error share it (see `Reprs`).
@@ -134,7 +161,7 @@ class _Call:
         if span.is_recording():
             ends_later = record_result(span, value, usage, self.spec.is_llm)
             if self.spec.capture_output:
-                record_output(span, value, self.used, self.reprs)
+                record_output(span, value, self.used, self.reprs, self.limits)
         if not ends_later:
             self._end()
 
@@ -150,7 +177,7 @@ class _Call:
         """A generator closed before exhaustion: incomplete, with what it yielded so far."""
         self._mark_incomplete()
         if self.spec.capture_output and self.span.is_recording():
-            record_output(self.span, partial_output, self.used, self.reprs)
+            record_output(self.span, partial_output, self.used, self.reprs, self.limits)
         self._end()
 
     def _mark_incomplete(self) -> None:

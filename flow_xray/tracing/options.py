@@ -14,6 +14,7 @@ from flow_xray.serialize.text import writable
 from flow_xray.tracing.recording import user_attribute_limit
 
 logger = logging.getLogger("flow_xray")
+_MAX_NAMES = 1024  # names read from ``redact=``: an endless iterable costs what a set does
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +23,9 @@ class TraceOptions:
 
     ``kind`` is lower-case; ``exclude`` a tuple of argument names; ``attributes``
     the user's static attributes as ``(key, value)`` pairs, at most
-    `user_attribute_limit` of them (keys become attribute names in `user_attributes`).
+    `user_attribute_limit` of them (keys become attribute names in `user_attributes`);
+    ``redact`` the names (0.3's ``redact={...}``) redacted at any depth of this
+    function's inputs and output, on top of the default redaction.
     """
 
     name: str | None = None
@@ -31,6 +34,7 @@ class TraceOptions:
     capture_output: bool = True
     exclude: tuple[str, ...] = ()
     attributes: tuple[tuple[Any, Any], ...] = ()
+    redact: tuple[str, ...] = ()
 
     @classmethod
     def build(
@@ -42,13 +46,15 @@ class TraceOptions:
         capture_output: bool = True,
         exclude: Iterable[str] = (),
         attributes: Mapping[str, Any] | None = None,
+        redact: Iterable[str] | None = None,
     ) -> TraceOptions:
         """Normalise and check the decorator's arguments; misuse is logged, never raised.
 
         An unknown kind is recorded as given (OpenInference has more kinds than
         flow-xray names); a non-string name falls back to the function's name;
         ``attributes=`` is read up to 64 pairs (fewer if ``max_items`` is
-        lower), so a huge or endless mapping costs what a small one does.
+        lower), so a huge or endless mapping costs what a small one does;
+        ``redact=`` is one name or a collection of names, read up to 1024 of them.
         """
         try:
             kind = writable(str(kind).lower())
@@ -78,7 +84,20 @@ class TraceOptions:
             capture_output=bool(capture_output),
             exclude=excluded,
             attributes=pairs,
+            redact=_names(redact),
         )
+
+
+def _names(redact: Iterable[str] | None) -> tuple[str, ...]:
+    """The names of ``redact=``, sorted, each once; a bad value is logged and ignored."""
+    if redact is None:
+        return ()
+    try:
+        names = (redact,) if isinstance(redact, str) else itertools.islice(redact, _MAX_NAMES)
+        return tuple(sorted({writable(str(n)) for n in names}))
+    except Exception:
+        logger.warning("flow-xray: redact= is not a collection of names; ignored")
+        return ()
 
 
 def _bounded_pairs(attributes: Mapping[Any, Any]) -> tuple[tuple[Any, Any], ...]:

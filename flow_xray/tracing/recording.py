@@ -43,7 +43,7 @@ from flow_xray.serialize.exceptions import (
     qualified_type,
     raise_site,
 )
-from flow_xray.serialize.limits import get_limits
+from flow_xray.serialize.limits import Limits, get_limits
 from flow_xray.serialize.reprs import Reprs, safe_repr
 from flow_xray.serialize.text import writable
 from flow_xray.tracing.binding import Binder
@@ -178,11 +178,11 @@ def _record_messages(span: Span, attributes: dict[str, Any]) -> None:
         span.set_attributes(_encoded(attributes))
 
 
-def _encoded(attributes: dict[str, Any]) -> dict[str, Any]:
+def _encoded(attributes: dict[str, Any], limits: Limits | None = None) -> dict[str, Any]:
     """Message attributes through the one value encoder (caps, redaction); JSON for non-text."""
     if not attributes:
         return attributes
-    limits = get_limits()
+    limits = limits or get_limits()
     return {k: encode_attribute(v, limits, arrays=False) for k, v in attributes.items()}
 
 
@@ -302,6 +302,7 @@ def input_attributes(
     kwargs: dict[str, Any],
     llm: bool = False,
     reprs: Reprs | None = None,
+    limits: Limits | None = None,
 ) -> dict[str, Any] | None:
     """``input.value`` (JSON of the bound arguments) and its mime type; None if that failed.
 
@@ -309,30 +310,34 @@ def input_attributes(
     with the static attributes: one attribute copy instead of two more calls.
     For an ``llm`` call whose arguments hold chat messages, OpenInference's
     ``llm.input_messages.*`` and ``llm.invocation_parameters`` come too.
-    ``reprs`` is the call's repr cache, shared with its output and error.
+    ``reprs`` is the call's repr cache, shared with its output and error;
+    ``limits`` the function's own (``@trace(redact=...)``), else the process's.
     """
     try:
-        limits = get_limits()
+        limits = limits or get_limits()
         arguments = binder(args, kwargs)
         # Inputs may use the span's budget but one value's worth, kept for the output.
         budget = max(limits.max_span_bytes - limits.max_value_bytes, limits.max_value_bytes)
         text = encode_inputs(arguments, limits, budget, reprs)
         out = {attr.INPUT_VALUE: text, attr.INPUT_MIME_TYPE: attr.MIME_JSON}
         if llm:
-            out.update(_encoded(input_message_attributes(arguments)))
+            out.update(_encoded(input_message_attributes(arguments), limits))
     except Exception:
         contained("inputs")
         return None
     return out
 
 
-def record_output(span: Span, value: Any, used: int, reprs: Reprs | None = None) -> None:
+def record_output(
+    span: Span, value: Any, used: int, reprs: Reprs | None = None, limits: Limits | None = None
+) -> None:
     """Write ``output.value`` within the per-value cap and what is left of the span budget.
 
-    ``reprs`` is the call's repr cache (an argument returned is not repr'd again).
+    ``reprs`` is the call's repr cache (an argument returned is not repr'd again);
+    ``limits`` as in `input_attributes`.
     """
     try:
-        limits = get_limits()
+        limits = limits or get_limits()
         budget = max(256, min(limits.max_value_bytes, limits.max_span_bytes - used))
         text, mime = encode_output(value, limits, budget, reprs)
         span.set_attributes({attr.OUTPUT_VALUE: text, attr.OUTPUT_MIME_TYPE: mime})

@@ -17,11 +17,13 @@ from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+from flow_xray import attributes as attr
 from flow_xray.serialize.text import writable
 
 if TYPE_CHECKING:  # the bridge methods' signatures
-    from flow_xray.analysis.diff import TraceDiff
+    from flow_xray.analysis.diff import TraceDiffPage
     from flow_xray.analysis.static.index import StaticIndex
+    from flow_xray.analysis.static.qualnames import QualnameIndex
 
 # Each bridge method imports the layer above it when called (``noqa: PLC0415``; RUF100
 # too, while the project's own ruff selection leaves PLC0415 to the floor-plan lint run).
@@ -79,6 +81,18 @@ class TraceNode:
     @node_id.setter
     def node_id(self, value: str) -> None:
         self.id = value
+
+    @property
+    def tags(self) -> dict[str, Any]:
+        """0.3's ``node.tags``: labels (True) and key-value tags from ``trace.tag``, read from
+        ``attributes`` (``flow_xray.tag.<key>``, or a 0.3.x file's ``tags``); setting replaces them.
+        """
+        return node_tags(self.attributes)
+
+    @tags.setter
+    def tags(self, value: Mapping[str, Any]) -> None:
+        kept = {k: v for k, v in self.attributes.items() if not k.startswith(attr.TAG_PREFIX)}
+        self.attributes = {**kept, **{attr.TAG_PREFIX + str(k): v for k, v in value.items()}}
 
     @property
     def start(self) -> float:
@@ -139,6 +153,15 @@ class TraceNode:
         from flow_xray.formats.flow_xray_json import node_from_dict  # noqa: PLC0415, RUF100
 
         return node_from_dict(data, path, cls)
+
+
+def node_tags(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """The tags in a node's ``attributes`` (`TraceNode.tags`), by tag name."""
+    old = attributes.get(attr.TAGS_03)
+    out: dict[str, Any] = dict(old) if isinstance(old, Mapping) else {}
+    start = len(attr.TAG_PREFIX)
+    out.update((k[start:], v) for k, v in attributes.items() if k.startswith(attr.TAG_PREFIX))
+    return out
 
 
 DATA_FIELDS = tuple(f.name for f in fields(TraceNode) if f.name != "children")
@@ -220,8 +243,8 @@ class TraceResult:
 
     Iterating yields every node in pre-order. For ``trace.run``, ``value`` is
     what the function returned and ``exception`` what it raised (``ok`` tells
-    which); neither is part of the JSON form. ``dropped_spans`` is how many
-    calls a capped capture (``max_spans``) left out of the tree.
+    which; 0.3's ``error`` is ``exception``); neither is part of the JSON form.
+    ``dropped_spans`` is how many calls a capped capture (``max_spans``) left out.
 
     Example::
 
@@ -243,6 +266,15 @@ class TraceResult:
     @return_value.setter
     def return_value(self, value: Any) -> None:
         self.value = value
+
+    @property
+    def error(self) -> BaseException | None:
+        """0.3's name of `exception`: what the traced function raised, or None."""
+        return self.exception
+
+    @error.setter
+    def error(self, value: BaseException | None) -> None:
+        self.exception = value
 
     @property
     def ok(self) -> bool:
@@ -328,17 +360,20 @@ class TraceResult:
 
     def diff(
         self, other: TraceResult, before_label: str = "before", after_label: str = "after"
-    ) -> TraceDiff:
+    ) -> TraceDiffPage:
         """Compare this run with ``other`` call by call (this one is "before").
+
+        The result is the `TraceDiff` and, as 0.3.x returned, the diff page as a
+        ``str`` (`TraceDiffPage`): ``Path("diff.html").write_text(a.diff(b))`` works.
 
         Example::
 
             diff = TraceResult.load("good.json").diff(TraceResult.load("bad.json"))
             print(diff.summary())  # +1 call, 1 new error, wall time +120 ms (+9%)
         """
-        from flow_xray.analysis.diff import diff_traces  # noqa: PLC0415, RUF100
+        from flow_xray.analysis.diff import TraceDiffPage, diff_traces  # noqa: PLC0415, RUF100
 
-        return diff_traces(self, other, before_label, after_label)
+        return TraceDiffPage.of(diff_traces(self, other, before_label, after_label))
 
     def to_dot(self) -> str:
         """Return the call graph as Graphviz DOT text."""
@@ -350,21 +385,33 @@ class TraceResult:
         self,
         path: str | os.PathLike[str] | None = None,
         title: str = "flow-xray trace",
-        static: StaticIndex | None = None,
+        static: StaticIndex | QualnameIndex | None = None,
         select: TraceNode | str | None = None,
+        *,
+        static_index: StaticIndex | QualnameIndex | None = None,
     ) -> str:
         """Return the self-contained offline viewer page; also write it to ``path`` if given.
 
-        With ``static`` (a `StaticIndex` of the program's source) the page also
-        shows the static context: functions that could have run from the calls
-        that did, as dashed ghost nodes, and each call's static callers and callees.
+        With ``static`` (0.3: ``static_index``; a `StaticIndex` of the program's source,
+        or 0.3's ``build_index`` result) the page also shows the static context:
+        functions that could have run from the calls that did, as dashed ghost
+        nodes, and each call's static callers and callees.
         ``select`` (a node of this trace, or its ``span_id``) is the call the page
         opens on, instead of the overview's choice (the root-cause failure).
         A title UTF-8 cannot encode (a lone surrogate) is shown with visible escapes.
+
+        Raises:
+            TypeError: both ``static`` and ``static_index`` are given.
         """
+        from flow_xray.analysis.static.qualnames import as_static_index  # noqa: PLC0415, RUF100
         from flow_xray.render.trace_page import result_to_html  # noqa: PLC0415, RUF100
 
-        return result_to_html(self, path, writable(title), static, select)
+        if static_index is not None:
+            if static is not None:
+                raise TypeError("to_html got both static= and static_index= (the same option)")
+            static = static_index
+        index = None if static is None else as_static_index(static)
+        return result_to_html(self, path, writable(title), index, select)
 
     # The notebook bridge: Jupyter (and VS Code) ask these for a result shown in a cell;
     # how it is shown lives in `flow_xray.integrations.notebook`, imported on first use.
@@ -382,12 +429,13 @@ class TraceResult:
         printer.text(trace_text(self))
 
 
-# -- 0.2.0's constructor forms -------------------------------------------------------
+# -- 0.2.0's and 0.3.x's constructor forms ------------------------------------------
 # 0.2.0's TraceNode was ``TraceNode(name, node_id, inputs, output=None, error=None,
 # start_ms=0.0, latency_ms=0.0, children=[], meta={})`` and its TraceResult
-# ``TraceResult(roots, return_value=None)``. The dataclass __init__s are keyword-only;
-# these wrappers add the 0.2.0 positional and keyword forms, and refuse (TypeError)
-# anything that could land in the wrong field.
+# ``TraceResult(roots, return_value=None)``; 0.3.x added ``kind`` and ``tags`` after
+# ``meta``, and ``error=`` (the exception) to TraceResult. The dataclass __init__s are
+# keyword-only; these wrappers add those positional and keyword forms, and refuse
+# (TypeError) anything that could land in the wrong field.
 
 _NODE_POSITIONAL_020 = (
     "name",
@@ -399,6 +447,8 @@ _NODE_POSITIONAL_020 = (
     "latency_ms",
     "children",
     "meta",
+    "kind",
+    "tags",
 )
 _node_init = TraceNode.__init__
 _result_init = TraceResult.__init__
@@ -408,7 +458,7 @@ def _trace_node_init(self: TraceNode, *args: Any, **kwargs: Any) -> None:
     if len(args) > len(_NODE_POSITIONAL_020):
         raise TypeError(
             f"TraceNode takes at most {len(_NODE_POSITIONAL_020)} positional arguments "
-            f"(0.2.0's order: {', '.join(_NODE_POSITIONAL_020)}), got {len(args)}"
+            f"(0.3's order: {', '.join(_NODE_POSITIONAL_020)}), got {len(args)}"
         )
     if "node_id" in kwargs:
         node_id = kwargs.pop("node_id")
@@ -419,15 +469,30 @@ def _trace_node_init(self: TraceNode, *args: Any, **kwargs: Any) -> None:
         if key in kwargs:
             raise TypeError(f"TraceNode got {key!r} both by position and by keyword")
         kwargs[key] = value
+    tags = kwargs.pop("tags", None)
+    if kwargs.get("kind", "") is None:  # 0.3.x: no kind given
+        del kwargs["kind"]
     _node_init(self, **kwargs)
+    if tags:
+        self.tags = tags
 
 
 def _trace_result_init(self: TraceResult, *args: Any, **kwargs: Any) -> None:
-    if "return_value" in kwargs:
-        if "value" in kwargs or len(args) > 1:
-            raise TypeError("TraceResult got both value and return_value (the same field)")
-        kwargs["value"] = kwargs.pop("return_value")
-    _result_init(self, *args, **kwargs)
+    if len(args) > 3:
+        raise TypeError("TraceResult takes at most 3 positional arguments (roots, value, error)")
+    for (old, key), value in zip(_RESULT_NAMES, args[1:], strict=False):
+        if old in kwargs or key in kwargs:
+            raise TypeError(f"TraceResult got {old!r} both by position and by keyword")
+        kwargs[key] = value
+    for old, key in _RESULT_NAMES:
+        if old in kwargs:
+            if key in kwargs:
+                raise TypeError(f"TraceResult got both {key} and {old} (the same field)")
+            kwargs[key] = kwargs.pop(old)
+    _result_init(self, *args[:1], **kwargs)
+
+
+_RESULT_NAMES = (("return_value", "value"), ("error", "exception"))  # 0.2.0's / 0.3's, ours
 
 
 TraceNode.__init__ = _trace_node_init  # type: ignore[method-assign]

@@ -99,13 +99,14 @@ def test_trace_node_keyword_form_of_0_2_0() -> None:
 
 
 def test_trace_node_never_silently_misassigns() -> None:
-    """Two values for one field, or too many positions, are TypeErrors."""
+    """Two values for one field, or too many positions, are TypeErrors (0.3.x's ``kind`` and
+    ``tags`` after ``meta`` are the 10th and 11th positions)."""
     with pytest.raises(TypeError, match="both"):
         TraceNode("f", "t1", name="g")
     with pytest.raises(TypeError, match="both"):
         TraceNode(name="f", id="a", node_id="b")
     with pytest.raises(TypeError, match="positional"):
-        TraceNode("f", "t1", {}, None, None, 0.0, 0.0, [], {}, "extra")
+        TraceNode("f", "t1", {}, None, None, 0.0, 0.0, [], {}, "tool", {}, "extra")
 
 
 def test_to_dict_omits_empty_meta() -> None:

@@ -37,19 +37,23 @@ class StaticIndex(CallGraph):
     """
 
     @classmethod
-    def build(cls, paths: Iterable[str | os.PathLike[str]]) -> StaticIndex:
+    def build(
+        cls, paths: Iterable[str | os.PathLike[str]], skip_dirs: Iterable[str] = SKIPPED_DIRS
+    ) -> StaticIndex:
         """Index every ``.py`` file under ``paths`` (files or folders).
 
-        Folders are walked recursively, skipping hidden ones, ``__pycache__``
-        and virtualenv/build folders. A file that cannot be read or parsed is
-        listed in ``skipped`` rather than failing the whole index.
+        Folders are walked recursively, skipping hidden ones and those named
+        in ``skip_dirs`` (by default ``__pycache__`` and virtualenv/build
+        folders). A file that cannot be read or parsed is listed in
+        ``skipped`` rather than failing the whole index.
 
         Raises:
             SourceError: a path does not exist or is neither a ``.py`` file nor a folder.
         """
         files: dict[str, None] = {}
+        skip = frozenset(skip_dirs)
         for path in paths:
-            files.update(dict.fromkeys(_python_files(Path(path))))
+            files.update(dict.fromkeys(_python_files(Path(path), skip)))
         functions, skipped = index_files(list(files))
         return cls(functions, skipped)
 
@@ -88,7 +92,7 @@ def unused(paths: Iterable[str | os.PathLike[str]], trace: TraceLike) -> list[st
     return StaticIndex.build(paths).unused(trace)
 
 
-def _python_files(path: Path) -> Iterator[str]:
+def _python_files(path: Path, skip: frozenset[str] = SKIPPED_DIRS) -> Iterator[str]:
     if path.is_file():
         if path.suffix != ".py":
             raise SourceError(f"{path} is not a Python file (.py)")
@@ -97,7 +101,7 @@ def _python_files(path: Path) -> Iterator[str]:
     if not path.is_dir():
         raise SourceError(f"no such file or folder: {path}")
     for folder, dirs, names in os.walk(path):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in skip)
         for name in sorted(names):
             if name.endswith(".py"):
                 yield os.path.abspath(os.path.join(folder, name))

@@ -1,6 +1,7 @@
 // detail.js -> FX.detail: the detail panel -- every field of the selected node, as text.
 // Large strings and objects start collapsed; their contents are built only when opened.
-// Public: valueView, kvTable, section, facts, isEmpty, traceDetail, graphDetail, emptyDetail.
+// Public: valueView, kvTable, section, facts, isEmpty, traceDetail, graphDetail, emptyDetail,
+// tagsOf, fillTags.
 
 FX.detail = (function () {
   const U = FX.util;
@@ -115,6 +116,34 @@ FX.detail = (function () {
     return false;
   }
 
+  // The tags trace.tag attached to a call: [name, value] pairs, from its attributes named
+  // `prefix` + name (the page says the prefix: payload `tag_prefix`) and a 0.3.x file's
+  // `tags` object. Labels have the value true.
+  function tagsOf(node, prefix) {
+    const attrs = node && node.attributes && typeof node.attributes === "object" ? node.attributes : null;
+    if (!attrs || typeof prefix !== "string" || !prefix) return [];
+    const out = [];
+    const old = attrs.tags;
+    if (old && typeof old === "object" && !Array.isArray(old)) {
+      for (const k of Object.keys(old)) out.push([k, old[k]]);
+    }
+    for (const k of Object.keys(attrs)) if (k.startsWith(prefix)) out.push([k.slice(prefix.length), attrs[k]]);
+    return out;
+  }
+
+  // Fill `box` with one badge per tag of `node` ("label", or "key=value"); empty when none.
+  function fillTags(box, node, prefix) {
+    U.clear(box);
+    for (const pair of tagsOf(node, prefix)) {
+      const value = pair[1];
+      const shown = value === true ? pair[0] : pair[0] + "=" + (typeof value === "string" ? value : JSON.stringify(value));
+      const badge = U.el("span", "fx-tag", U.ellipsis(shown, 40));
+      badge.title = shown;
+      box.appendChild(badge);
+    }
+    return box;
+  }
+
   const KNOWN_META = ["model", "prompt_tokens", "completion_tokens", "total_tokens", "estimated_cost_usd"];
 
   // The call as JSON, as the trace file has it (no viewer fields).
@@ -137,7 +166,7 @@ FX.detail = (function () {
     return where;
   }
 
-  // ctx: {path: [ancestor names], slowShare, link()}
+  // ctx: {path: [ancestor names], slowShare, link(), tagPrefix}
   function traceDetail(panel, node, ctx) {
     U.clear(panel);
     const head = U.el("div", "fx-detail-head");
@@ -160,6 +189,8 @@ FX.detail = (function () {
       });
       panel.appendChild(path);
     }
+    const tags = fillTags(U.el("div", "fx-tags fx-detail-tags"), node, ctx.tagPrefix);
+    if (tags.childNodes.length) panel.appendChild(tags);
     const meta = node.meta && typeof node.meta === "object" ? node.meta : {};
     const tokens = [];
     if (U.isNum(meta.prompt_tokens)) tokens.push(U.fmtInt(meta.prompt_tokens) + " prompt");
@@ -276,5 +307,7 @@ FX.detail = (function () {
     traceDetail: traceDetail,
     graphDetail: graphDetail,
     emptyDetail: emptyDetail,
+    tagsOf: tagsOf,
+    fillTags: fillTags,
   };
 })();

@@ -96,7 +96,9 @@ FX.traceActions = (function () {
     if (this.timeline) this.timeline.onSelect(i);
     const path = [];
     for (let p = this.parent[i]; p >= 0; p = this.parent[p]) path.unshift(U.nameOf(this.nodes[p]));
-    D.traceDetail(this.panel, this.nodes[i], { path: path, slowShare: this.slowShare, link: () => this.link() });
+    D.traceDetail(this.panel, this.nodes[i], {
+      path: path, slowShare: this.slowShare, link: () => this.link(), tagPrefix: this.data.tag_prefix,
+    });
     if (this.matches && this.matches[i]) this.matchPosition();
     for (const fn of this.onSelect) fn(i);
     this.saveState();

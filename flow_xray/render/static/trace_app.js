@@ -290,7 +290,7 @@ FX.TraceApp = (function () {
     const parts = {
       indent: U.el("span", "fx-indent"), caret: U.el("span", "fx-caret"), dot: U.el("span", "fx-dot"),
       icon: U.el("span", "fx-erricon"), name: U.el("span", "fx-name"), kind: U.el("span", "fx-kindtag"),
-      facts: U.el("span", "fx-rowfacts"), lat: U.el("div", "fx-cell-lat"), total: U.el("span", "fx-lat-total"),
+      tags: U.el("span", "fx-tags fx-rowtags"), facts: U.el("span", "fx-rowfacts"), lat: U.el("div", "fx-cell-lat"), total: U.el("span", "fx-lat-total"),
       self: U.el("span", "fx-lat-self"), bar: U.el("div", "fx-bar"),
     };
     name.appendChild(parts.indent);
@@ -299,6 +299,7 @@ FX.TraceApp = (function () {
     name.appendChild(parts.icon);
     name.appendChild(parts.name);
     name.appendChild(parts.kind);
+    name.appendChild(parts.tags);
     name.appendChild(parts.facts);
     row.appendChild(name);
     parts.lat.appendChild(parts.total);
@@ -326,6 +327,7 @@ FX.TraceApp = (function () {
     p.name.className = "fx-name" + (this.matches && this.matches[i] ? " fx-hit" : "");
     p.kind.textContent = U.visible(node.kind || "chain");
     p.kind.className = "fx-kindtag kind-" + (/^[a-z]+$/.test(node.kind || "") ? node.kind : "other");
+    D.fillTags(p.tags, node, this.data.tag_prefix);
     p.facts.textContent = O.llmFacts(node);
     p.total.textContent = U.fmtMs(node.latency_ms);
     p.self.textContent = U.isNum(node.self_ms) && this.kids[i] ? U.fmtMs(node.self_ms) : "";

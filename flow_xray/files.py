@@ -345,5 +345,5 @@ def read_problem(path: str) -> str | None:
     except OSError as exc:
         return exc.strerror or str(exc)
     if not stat.S_ISREG(info.st_mode):
-        return f"it is {kind_of(info.st_mode)}, not a file"
+        return _refused(path, info.st_mode, "read").strerror
     return None

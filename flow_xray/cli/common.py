@@ -171,6 +171,8 @@ def show_crash(exc: BaseException, console: Console) -> None:
             hook(type(exc), exc, exc.__traceback__)
             return
         except BaseException as failure:  # the script's hook failed: say so, as Python does
+            tb = failure.__traceback__
+            failure.__traceback__ = tb.tb_next if tb is not None else None  # not our frame
             text = (
                 f"Error in sys.excepthook:\n{_formatted(failure)}\n"
                 f"Original exception was:\n{_formatted(exc)}"

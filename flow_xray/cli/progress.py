@@ -41,18 +41,22 @@ def progress(what: str, enabled: bool = True, console: Console | None = None) ->
             shown.set()
             wait = 1.0
 
-    ticker = threading.Thread(target=tick, name="flow-xray-progress", daemon=True)
     try:
+        ticker = threading.Thread(target=tick, name="flow-xray-progress", daemon=True)
         ticker.start()
-    except RuntimeError:  # no new threads (interpreter shutting down): write without a word
+    except RuntimeError:  # no new threads (shutting down, or threading.excepthook is None)
         yield
         return
+    outcome = "done in"
     try:
         yield
+    except BaseException:
+        outcome = "stopped after"
+        raise
     finally:
         finished.set()
         ticker.join()
         if shown.is_set():
             elapsed = time.monotonic() - started
             prefix = "\r" if terminal else ""
-            out.write(f"{prefix}flow-xray: {what}: done in {elapsed:.1f} s\n")
+            out.write(f"{prefix}flow-xray: {what}: {outcome} {elapsed:.1f} s\n")

@@ -250,10 +250,10 @@ def run(
             _flush(console)
         if html_out in written:
             report(html_out, outcome.result, quiet or html_out == "-", open_browser, console)
-        if ending.received:
+        if len(ending.received) == 1:
             console.line(
-                f"flow-xray: {_signal_name(ending.received[0])} arrived while the trace was "
-                "being written: it was finished first; the exit status is the script's"
+                f"flow-xray: got {_signal_name(ending.received[0])} while writing the trace: "
+                "finished writing it first (the exit status is the script's)"
             )
     # Whatever happened to the trace, the exit status stays the script's own.
     return outcome.exit_code
@@ -304,7 +304,10 @@ def _write_outputs(
             with progress(f"writing {path}", not quiet and path != "-", console):
                 write_atomic(files[path].path, make(), console)
         except (KeyboardInterrupt, Terminated):
-            console.line(f"flow-xray: error: stopped while writing {path}: it was not written")
+            console.line(
+                f"flow-xray: error: stopped by a second signal while writing {path}: "
+                "it was not written"
+            )
             break
         except CliError:
             failed.append(path)

@@ -164,6 +164,7 @@ def run_target(
         trace.capture(all_threads=all_threads, max_spans=max_spans, processes=processes) as result,
         _working_dir_restored(),
         _standard_descriptors_kept(),
+        _interpreter_state_restored(),
         sigterm_as_exit(TERMINATED_EXIT_CODE),
         exec_watched(_report_exec),
         attached(environ_carrier()),
@@ -241,11 +242,18 @@ def _execute(target: Target, run_name: str = "__main__") -> dict[str, Any]:
     saved_argv = sys.argv
     folder = os.getcwd() if target.kind == "module" else _script_folder(target.path)
     sys.argv = [target.name if target.kind == "script" else target.path, *target.args]
+    tracer, profiler = sys.gettrace(), sys.getprofile()
     try:
         with _path_first(folder):
-            if target.kind == "module":
-                return runpy.run_module(target.name, run_name=run_name, alter_sys=True)
-            return runpy.run_path(target.path, run_name=run_name)
+            try:
+                if target.kind == "module":
+                    return runpy.run_module(target.name, run_name=run_name, alter_sys=True)
+                return runpy.run_path(target.path, run_name=run_name)
+            finally:
+                # First of all: a tracer the script left (one that raises, a slow one)
+                # must not run on flow-xray's own code from here on.
+                sys.settrace(tracer)
+                sys.setprofile(profiler)
     finally:
         sys.argv = saved_argv
 
@@ -291,6 +299,27 @@ def _standard_descriptors_kept() -> Iterator[None]:
                     _dup2(copy, fd)
             with suppress(OSError):
                 _close(copy)
+
+
+@contextmanager
+def _interpreter_state_restored() -> Iterator[None]:
+    """Put back the threads' trace and profile functions and the umask the run started with.
+
+    A script may leave a tracer for new threads behind (``threading.settrace``)
+    or a umask of 0o777; writing its trace is flow-xray's work and runs as the
+    process did before the script (``sys.settrace`` is put back by `_execute`,
+    the moment the script returns).
+    """
+    thread_tracer = getattr(threading, "gettrace", lambda: None)()
+    thread_profiler = getattr(threading, "getprofile", lambda: None)()
+    umask = os.umask(0o022)
+    os.umask(umask)
+    try:
+        yield
+    finally:
+        threading.settrace(thread_tracer)
+        threading.setprofile(thread_profiler)
+        os.umask(umask)
 
 
 # Bound now: a script that replaces them (a fake file system left installed) cannot

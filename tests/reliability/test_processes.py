@@ -23,7 +23,9 @@ from typing import Any
 
 import odd_scripts
 import pytest
+from click.testing import CliRunner
 
+from flow_xray.cli import cli
 from flow_xray.tree.model import TraceResult
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process semantics")
@@ -262,22 +264,41 @@ def check_odd_script(tmp_path: Path, name: str, kind: str) -> None:
 
 
 CORPUS = [(name, kind) for name, kinds in odd_scripts.STREAMS.items() for kind in kinds]
-# A few in the inner loop; all of them in the slow run.
-QUICK = [
-    ("stderr is a tee", "pipe"),
-    ("sys.exit(obj) whose __str__ raises", "pipe"),
-    ("/dev/full over descriptor 2", "pipe"),
-]
 
 
-@pytest.mark.parametrize(("name", "kind"), QUICK)
-def test_odd_scripts_in_the_inner_loop(tmp_path: Path, name: str, kind: str) -> None:
-    """Three of the corpus below (the inner loop's share)."""
-    check_odd_script(tmp_path, name, kind)
+@pytest.mark.parametrize(
+    ("name", "status"),
+    [
+        ("stderr is a tee", 0),
+        ("both are tees, then it raises", 1),
+        ("sys.exit(obj) whose __str__ raises KeyboardInterrupt", 1),
+        ("sys.exit(int subclass with a failing __str__)", 3),
+        ("an excepthook that raises", 1),
+        ("os.replace, os.rename, os.open and open replaced", 0),
+    ],
+)
+def test_odd_scripts_in_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, status: int
+) -> None:
+    """The inner loop's share of the corpus, run in this process through click's runner:
+    the script's status (plain python's, measured by the slow test below), its trace, and
+    flow-xray's summary line on the stderr the command started with."""
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "odd.py"
+    path.write_text(odd_scripts.HEADER + odd_scripts.SCRIPTS[name], encoding="utf-8")
+    with monkeypatch.context() as patched:  # what the script changes is undone afterwards
+        for module, attribute in (("os", "replace"), ("os", "rename"), ("os", "open")):
+            patched.setattr(module + "." + attribute, getattr(os, attribute))
+        patched.setattr("builtins.open", open)
+        patched.setattr(sys, "excepthook", sys.excepthook)
+        done = CliRunner().invoke(cli, ["run", "--json", "t.json", str(path)])
+    assert done.exit_code == status, done.output
+    assert names(tmp_path / "t.json") == ["work"]
+    assert "flow-xray: wrote odd_trace.html" in done.stderr
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "kind"), [c for c in CORPUS if c not in QUICK])
+@pytest.mark.parametrize(("name", "kind"), CORPUS)
 def test_an_odd_script_keeps_pythons_exit_status_and_its_trace(
     tmp_path: Path, name: str, kind: str
 ) -> None:

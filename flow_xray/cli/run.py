@@ -43,12 +43,11 @@ class _RunCommand(click.Command):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ordered, moved, target = split_own_options(list(args), self._own_options())
         if moved:
-            click.echo(
+            Console.current().line(
                 f"flow-xray: warning: read {', '.join(moved)} after {target} as flow-xray's "
                 f"option{'s' if len(moved) > 1 else ''}; to pass "
                 f"{'them' if len(moved) > 1 else 'it'} to {target}, put "
-                f"{'them' if len(moved) > 1 else 'it'} after `--`",
-                err=True,
+                f"{'them' if len(moved) > 1 else 'it'} after `--`"
             )
         return super().parse_args(ctx, ordered)
 

@@ -153,6 +153,29 @@ def _check_ranges(values: Mapping[str, Any], where: str) -> None:
             problem = id_problem(value, repr(key))
             if problem is not None:
                 raise TraceFileError(f"trace node {where}: {problem}")
+    meta = values.get("meta")
+    if meta:
+        _check_usage(meta, where)
+
+
+_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")
+_MAX_COUNT = 2**63  # OTLP's int64
+_MAX_COST = 1e15
+
+
+def _check_usage(meta: Mapping[str, Any], where: str) -> None:
+    """Token counts: ints within int64; a cost: a finite number (totals add them up)."""
+    for key in _COUNTS:
+        value = meta.get(key)
+        if value is not None and (type(value) is not int or not -_MAX_COUNT < value < _MAX_COUNT):
+            raise TraceFileError(
+                f"trace node {where}: meta {key!r} {shown(value)} is not a token count"
+            )
+    cost = meta.get("estimated_cost_usd")
+    if cost is not None and (type(cost) not in (int, float) or not -_MAX_COST < cost < _MAX_COST):
+        raise TraceFileError(
+            f"trace node {where}: meta 'estimated_cost_usd' {shown(cost)} is not a cost in USD"
+        )
 
 
 def result_to_dict(result: TraceResult) -> dict[str, Any]:

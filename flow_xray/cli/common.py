@@ -9,7 +9,10 @@ items, the environment's endpoint, how a malformed item is shown) are
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
+import stat
 import sys
 import traceback
 import webbrowser
@@ -89,6 +92,8 @@ def start_export(
     from flow_xray.sdk.provider import configure  # noqa: PLC0415
 
     if json_path:
+        if os.path.basename(json_path) == "-":
+            raise CliError("--otlp-json -: spans are written as they end; name a file or a FIFO")
         writable(json_path, "--otlp-json")
     if not (endpoint or json_path or endpoint_from_env()):
         given = [
@@ -107,16 +112,47 @@ def start_export(
             )
         return False
     try:
-        configure(
-            endpoint=endpoint,
-            protocol=protocol,
-            headers=headers,
-            service_name=service_name or default_service_name,
-            json_path=json_path,
-        )
+        with _reader_checked(json_path):
+            configure(
+                endpoint=endpoint,
+                protocol=protocol,
+                headers=headers,
+                service_name=service_name or default_service_name,
+                json_path=json_path,
+            )
     except FlowXrayError as exc:
         raise CliError(str(exc)) from None
     return True
+
+
+@contextmanager
+def _reader_checked(path: str | None) -> Iterator[None]:
+    """For a FIFO: fail now if nothing reads it, instead of waiting forever to open it.
+
+    The OTLP JSON exporter opens its file for writing, which for a FIFO waits
+    for a reader. Opened here first without waiting, a FIFO nobody reads is
+    one error line; one that has a reader stays open until the exporter has
+    opened it too, so the reader never sees an end of file in between.
+    """
+    if path is None or not stat.S_ISFIFO(_mode(path)):
+        yield
+        return
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        reason = "no process is reading this FIFO" if exc.errno == errno.ENXIO else exc.strerror
+        raise CliError(f"--otlp-json {path}: {reason}") from None
+    try:
+        yield
+    finally:
+        os.close(fd)
+
+
+def _mode(path: str) -> int:
+    try:
+        return os.stat(path).st_mode
+    except OSError:
+        return 0
 
 
 def flush_exporters(console: Console | None = None) -> None:

@@ -22,7 +22,7 @@ from flow_xray import jsontext
 from flow_xray.analysis.accounting import analyze
 from flow_xray.errors import TraceFileError
 from flow_xray.files import write_text_atomic
-from flow_xray.formats.parsed import MAX_UNIX_NANOS, Parsed, id_problem, shown
+from flow_xray.formats.parsed import MAX_ID_CHARS, MAX_UNIX_NANOS, Parsed, id_problem, shown
 from flow_xray.serialize.text import has_unwritable, writable, writable_data
 from flow_xray.tree.model import (
     DATA_FIELDS,
@@ -89,7 +89,16 @@ class _FileRules:
             _check_types(values, where)
             if len(self.checked) < 4096:
                 self.checked.add(signature)
-        _check_ranges(values, where)
+        get = values.get  # the common case, inline: a few comparisons per node
+        if (
+            not -_MAX_MS <= (get("latency_ms") or 0) <= _MAX_MS
+            or not -_MAX_MS <= (get("start_ms") or 0) <= _MAX_MS
+            or len(get("trace_id") or "") > MAX_ID_CHARS
+            or len(get("span_id") or "") > MAX_ID_CHARS
+            or len(get("parent_id") or "") > MAX_ID_CHARS
+            or get("meta")
+        ):
+            _check_ranges(values, where)
 
     def children(self, value: Any, where: str) -> Sequence[Any]:
         if not isinstance(value, list):
@@ -132,16 +141,15 @@ def _check_types(kwargs: Mapping[str, Any], where: str) -> None:
 # A time in milliseconds must be one a span can have (OTLP's 64-bit nanoseconds), so
 # every duration and offset converts to a float and back.
 _MAX_MS = MAX_UNIX_NANOS / 1e6
-_TIMES = ("latency_ms", "start_ms")
 _IDS = ("trace_id", "span_id", "parent_id")
 
 
 def _check_ranges(values: Mapping[str, Any], where: str) -> None:
-    """Times within a span's range (finite, at most 2**64 ns) and ids of sane length.
+    """Times within a span's range (finite, at most 2**64 ns), ids of sane length, usage.
 
     Their types are checked already; NaN fails every comparison, so it fails here.
     """
-    for key in _TIMES:
+    for key in ("latency_ms", "start_ms"):
         value = values.get(key)
         if value is not None and not -_MAX_MS <= value <= _MAX_MS:
             raise TraceFileError(
@@ -149,10 +157,9 @@ def _check_ranges(values: Mapping[str, Any], where: str) -> None:
             )
     for key in _IDS:
         value = values.get(key)
-        if value is not None:
-            problem = id_problem(value, repr(key))
-            if problem is not None:
-                raise TraceFileError(f"trace node {where}: {problem}")
+        problem = id_problem(value, repr(key)) if value is not None else None
+        if problem is not None:
+            raise TraceFileError(f"trace node {where}: {problem}")
     meta = values.get("meta")
     if meta:
         _check_usage(meta, where)

@@ -441,3 +441,49 @@ def test_run_writes_through_devices_fifos_and_links_as_root_would_without_damage
     assert kind(device) == "chr" and kind(fifo) == "fifo"
     assert json.loads(got[0])["totals"]["nodes"] == 1
     assert leftovers(tmp_path) == []
+
+
+def test_otlp_json_to_a_fifo_nobody_reads_is_one_error_before_the_script_runs(
+    tmp_path: Path,
+) -> None:
+    """`run --otlp-json FIFO` with no reader: refused up front (the exporter would wait)."""
+    fifo = tmp_path / "spans.jsonl"
+    os.mkfifo(fifo)
+    script = tmp_path / "s.py"
+    script.write_text("open('ran', 'w').close()\n", encoding="utf-8")
+    started = time.monotonic()
+    line = one_error(invoke("run", "--otlp-json", str(fifo), str(script)))
+    assert "no process is reading this FIFO" in line and time.monotonic() - started < 5
+    assert not (tmp_path / "ran").exists() and kind(fifo) == "fifo"
+
+
+def test_otlp_json_dash_is_refused_not_made_into_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "s.py"
+    script.write_text("\n", encoding="utf-8")
+    assert "--otlp-json -" in one_error(invoke("run", "--otlp-json", "-", str(script)))
+    assert not (tmp_path / "-").exists()
+
+
+@pytest.mark.slow
+def test_otlp_json_streams_into_a_fifo_with_a_reader(tmp_path: Path) -> None:
+    """With a reader on the FIFO, every span arrives as OTLP JSON lines."""
+    fifo = tmp_path / "spans.jsonl"
+    os.mkfifo(fifo)
+    script = tmp_path / "s.py"
+    script.write_text("from flow_xray import trace\ntrace(lambda: 1)()\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    with reading(fifo) as got:
+        done = subprocess.run(
+            [sys.executable, "-m", "flow_xray", "run", "--otlp-json", str(fifo), str(script)],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr
+    (line,) = got[0].decode().splitlines()
+    assert "resourceSpans" in json.loads(line) and kind(fifo) == "fifo"

@@ -28,6 +28,7 @@ from flow_xray.errors import FlowXrayError, Terminated
 if TYPE_CHECKING:
     from flow_xray.analysis import StaticIndex
     from flow_xray.cli import runner
+    from flow_xray.tree.model import TraceResult
 
 
 class _RunCommand(click.Command):
@@ -236,26 +237,35 @@ def run(
         }
         if json_out is not None:
             makers[json_out] = result.to_json
-        written = _write_outputs(makers, files, quiet, console)
-        if written and len(outcome.result) == 0:
-            # An empty trace over a real one is easy to miss: say so.
-            replaced = [p for p in written if p in files and files[p].replaced]
-            said = f"; replaced the existing {' and '.join(replaced)}" if replaced else ""
-            console.line(
-                f"flow-xray: warning: {name} made no traced calls (is @trace on the functions "
-                f"it runs?){said}"
-            )
-        if exporting:
-            _flush(console)
-        if html_out in written:
-            report(html_out, outcome.result, quiet or html_out == "-", open_browser, console)
-        if len(ending.received) == 1:
-            console.line(
-                f"flow-xray: got {_signal_name(ending.received[0])} while writing the trace: "
-                "finished writing it first (the exit status is the script's)"
-            )
+        try:
+            written = _write_outputs(makers, files, quiet, console)
+            _after_writing(result, name, written, files, console)
+            if exporting:
+                _flush(console)
+            if html_out in written:
+                report(html_out, result, quiet or html_out == "-", open_browser, console)
+            if len(ending.received) == 1:
+                console.line(
+                    f"flow-xray: got {_signal_name(ending.received[0])} while writing the "
+                    "trace: finished writing it first (the exit status is the script's)"
+                )
+        except (KeyboardInterrupt, Terminated):  # a second signal after the files were written
+            console.line("flow-xray: stopped by a second signal")
     # Whatever happened to the trace, the exit status stays the script's own.
     return outcome.exit_code
+
+
+def _after_writing(
+    result: TraceResult, name: str, written: list[str], files: dict[str, _Output], console: Console
+) -> None:
+    """An empty trace over a real one is easy to miss: say so."""
+    if written and len(result) == 0:
+        replaced = [p for p in written if p in files and files[p].replaced]
+        said = f"; replaced the existing {' and '.join(replaced)}" if replaced else ""
+        console.line(
+            f"flow-xray: warning: {name} made no traced calls (is @trace on the functions "
+            f"it runs?){said}"
+        )
 
 
 class _Output:

@@ -40,28 +40,25 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX file kind
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
 
-def null_device(folder: Path, name: str = "null") -> Path:
-    """A character device with /dev/null's numbers, made here (root only)."""
+def device_node(path: Path, kind: int, numbers: tuple[int, int]) -> Path:
+    """A device node made here (root only): ``kind`` is ``stat.S_IFCHR`` or ``S_IFBLK``."""
     if not ROOT:
         pytest.skip("making a device node needs root")
-    path = folder / name
     try:
-        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        os.mknod(path, 0o666 | kind, os.makedev(*numbers))
     except PermissionError:
         pytest.skip("this container may not make device nodes")
     return path
+
+
+def null_device(folder: Path, name: str = "null") -> Path:
+    """A character device with /dev/null's numbers: writing to it discards."""
+    return device_node(folder / name, stat.S_IFCHR, (1, 3))
 
 
 def no_device(folder: Path) -> Path:
-    """A block device node of major 0 (no driver: opening it fails), made here (root only)."""
-    if not ROOT:
-        pytest.skip("making a device node needs root")
-    path = folder / "blk"
-    try:
-        os.mknod(path, 0o600 | stat.S_IFBLK, os.makedev(0, 0))
-    except PermissionError:
-        pytest.skip("this container may not make device nodes")
-    return path
+    """A block device node of major 0 (no driver: opening it fails)."""
+    return device_node(folder / "blk", stat.S_IFBLK, (0, 0))
 
 
 def kind(path: Path) -> str:

@@ -15,12 +15,13 @@ from typing import Any
 import click
 
 from flow_xray import __version__
-from flow_xray.cli.common import scrubbed
+from flow_xray.cli.console import Console, scrubbed
 from flow_xray.cli.demo import demo
 from flow_xray.cli.diff import diff
 from flow_xray.cli.dot import dot
 from flow_xray.cli.run import run
 from flow_xray.cli.view import view
+from flow_xray.terminal import LINE_LIMIT, one_line
 
 # click >= 8.2 raises this for a bare group invocation; older versions print the help themselves.
 _NO_ARGS_IS_HELP: tuple[type[click.ClickException], ...] = tuple(
@@ -56,10 +57,10 @@ class _FlowXrayGroup(click.Group):
             exc.show()  # bare `flow-xray`: the help text is the useful answer
             code = exc.exit_code
         except click.ClickException as exc:
-            click.echo(f"error: {scrubbed(_one_line(_message(exc)))}", err=True)
+            Console.current().write(error_line(_message(exc)) + "\n")
             code = 2
         except click.Abort:
-            click.echo("error: interrupted", err=True)
+            Console.current().write("error: interrupted\n")
             code = 130
         if standalone_mode:
             sys.exit(code)
@@ -100,5 +101,10 @@ def _message(exc: click.ClickException) -> str:
     return message
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
+def error_line(message: str) -> str:
+    """``error: MESSAGE`` as the terminal shows it: one line, at most `LINE_LIMIT` characters.
+
+    Credentials are scrubbed and control characters escaped; a longer message
+    keeps its start and its end (usually the reason) around a ``…``.
+    """
+    return one_line(f"error: {scrubbed(' '.join(message.split()))}", LINE_LIMIT)

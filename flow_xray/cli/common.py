@@ -1,23 +1,31 @@
-"""Pieces every command shares: the error type, output checks, export set-up, the summary line.
+"""Pieces every command shares: the error type, input and output checks, export set-up,
+the script's crash, the summary line.
 
-OTLP details (header items, the environment's endpoint, how a malformed item
-is shown) are `flow_xray.sdk.otlp_target`'s; the SDK loads only when a command exports.
+Files are read and written by `flow_xray.files` (what each kind of path gets);
+lines reach the terminal through `flow_xray.cli.console`. OTLP details (header
+items, the environment's endpoint, how a malformed item is shown) are
+`flow_xray.sdk.otlp_target`'s; the SDK loads only when a command exports.
 """
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
+import stat
 import sys
 import traceback
 import webbrowser
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from flow_xray.cli.console import Console, scrubbed
 from flow_xray.errors import FlowXrayError
-from flow_xray.files import write_text_atomic
+from flow_xray.files import read_problem, write_problem, write_text_atomic
 
 if TYPE_CHECKING:
     from flow_xray.tree.model import TraceResult
@@ -84,6 +92,8 @@ def start_export(
     from flow_xray.sdk.provider import configure  # noqa: PLC0415
 
     if json_path:
+        if os.path.basename(json_path) == "-":
+            raise CliError("--otlp-json -: spans are written as they end; name a file or a FIFO")
         writable(json_path, "--otlp-json")
     if not (endpoint or json_path or endpoint_from_env()):
         given = [
@@ -96,54 +106,140 @@ def start_export(
             if value
         ]
         if given:
-            click.echo(
+            Console.current().line(
                 f"warning: {', '.join(given)} ignored: no --otlp-endpoint, --otlp-json "
-                "or OTEL_EXPORTER_OTLP_ENDPOINT",
-                err=True,
+                "or OTEL_EXPORTER_OTLP_ENDPOINT"
             )
         return False
     try:
-        configure(
-            endpoint=endpoint,
-            protocol=protocol,
-            headers=headers,
-            service_name=service_name or default_service_name,
-            json_path=json_path,
-        )
+        with _reader_checked(json_path):
+            configure(
+                endpoint=endpoint,
+                protocol=protocol,
+                headers=headers,
+                service_name=service_name or default_service_name,
+                json_path=json_path,
+            )
     except FlowXrayError as exc:
         raise CliError(str(exc)) from None
     return True
 
 
-def flush_exporters() -> None:
-    """Drain and close the exporters `configure` added, within a bounded time."""
+@contextmanager
+def _reader_checked(path: str | None) -> Iterator[None]:
+    """For a FIFO: fail now if nothing reads it, instead of waiting forever to open it.
+
+    The OTLP JSON exporter opens its file for writing, which for a FIFO waits
+    for a reader. Opened here first without waiting, a FIFO nobody reads is
+    one error line; one that has a reader stays open until the exporter has
+    opened it too, so the reader never sees an end of file in between.
+    """
+    if path is None or not stat.S_ISFIFO(_mode(path)):
+        yield
+        return
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        reason = "no process is reading this FIFO" if exc.errno == errno.ENXIO else exc.strerror
+        raise CliError(f"--otlp-json {path}: {reason}") from None
+    try:
+        yield
+    finally:
+        os.close(fd)
+
+
+def _mode(path: str) -> int:
+    try:
+        return os.stat(path).st_mode
+    except OSError:
+        return 0
+
+
+def flush_exporters(console: Console | None = None) -> None:
+    """Drain and close the exporters `configure` added, within a bounded time.
+
+    The one warning that counts lost spans goes to ``console`` when nothing
+    else would show it (no logging handler set up: Python's last resort
+    would write to whatever ``sys.stderr`` the script left).
+    """
     from flow_xray.sdk.provider import shutdown  # noqa: PLC0415  # the SDK: only when exporting
 
-    shutdown()  # bounded by configure's export timeout
+    with _warnings_to(console or Console.current()):
+        shutdown()  # bounded by configure's export timeout
 
 
-def scrubbed(text: str) -> str:
-    """``text`` as the terminal may show it: credentials replaced, surrogates escaped."""
-    # Loaded on first use: `flow-xray --help` and a clean run never need it.
-    from flow_xray.serialize import get_limits, scrub_text, writable  # noqa: PLC0415
+class _ConsoleHandler(logging.Handler):
+    def __init__(self, console: Console) -> None:
+        super().__init__(logging.WARNING)
+        self._console = console
 
-    return scrub_text(writable(text), get_limits())
+    def emit(self, record: logging.LogRecord) -> None:
+        with suppress(Exception):
+            self._console.line(record.getMessage())
 
 
-def show_crash(exc: BaseException) -> None:
+@contextmanager
+def _warnings_to(console: Console) -> Iterator[None]:
+    logger = logging.getLogger("flow_xray")
+    if logger.hasHandlers():
+        yield  # the program's own logging set-up shows them
+        return
+    handler = _ConsoleHandler(console)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+
+
+def show_crash(exc: BaseException, console: Console) -> None:
     """Print the script's uncaught exception as Python would, credentials scrubbed.
 
-    A ``sys.excepthook`` the script installed is called instead, as Python would.
+    A ``sys.excepthook`` the script installed is called instead, as Python
+    would; one that fails is reported as Python reports it ("Error in
+    sys.excepthook"). The text goes to the script's ``sys.stderr``, as
+    Python's would; when that is gone (``None``, closed, failing), to the
+    stderr flow-xray started with. Never raises.
     """
-    if sys.excepthook is not sys.__excepthook__:
-        sys.excepthook(type(exc), exc, exc.__traceback__)
-        return
-    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    hook = sys.excepthook
+    if hook is not sys.__excepthook__:
+        try:
+            hook(type(exc), exc, exc.__traceback__)
+            return
+        except BaseException as failure:  # the script's hook failed: say so, as Python does
+            tb = failure.__traceback__
+            failure.__traceback__ = tb.tb_next if tb is not None else None  # not our frame
+            text = (
+                f"Error in sys.excepthook:\n{_formatted(failure)}\n"
+                f"Original exception was:\n{_formatted(exc)}"
+            )
+    else:
+        text = _formatted(exc)
+    to_script_stderr(scrubbed(text, newlines=True), console)
+
+
+def _formatted(exc: BaseException) -> str:
     try:
-        sys.stderr.write(scrubbed(text))
-        sys.stderr.flush()
-    except (OSError, ValueError):  # stderr closed by the script: nowhere to say it
-        pass
+        return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    except BaseException:  # an exception that cannot even be formatted
+        return f"{type(exc).__name__}: <exception that cannot be shown>\n"
+
+
+def to_script_stderr(text: str, console: Console) -> None:
+    """Write ``text`` where Python writes a script's last words: its ``sys.stderr``.
+
+    Falls back to the stderr flow-xray started with when the script's is
+    ``None``, closed, or fails. Never raises.
+    """
+    stream = sys.stderr
+    if stream is not None and stream is not sys.__stderr__:
+        try:
+            stream.write(text)
+            stream.flush()
+            return
+        except BaseException:  # the script's own stream object failed: ours instead
+            pass
+    console.write(text)
 
 
 def parse_headers(pairs: Sequence[str]) -> dict[str, str] | None:
@@ -165,36 +261,48 @@ def parse_headers(pairs: Sequence[str]) -> dict[str, str] | None:
 
 
 def readable(path: str) -> None:
-    if not os.path.exists(path):
+    """Check, before any work, that ``path`` is a trace file `flow_xray.files.read_text` reads."""
+    problem = read_problem(path)
+    if problem == "no such file":
         raise CliError(f"no such file: {path}")
-    if os.path.isdir(path):
+    if problem == "it is a directory, not a file":
         raise CliError(f"{path} is a directory, not a file")
+    if problem is not None:
+        raise CliError(f"cannot read {path}: {problem}")
 
 
 def writable(path: str, option: str) -> str:
-    """Check, before any work, that ``path`` can be written; return it."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
+    """Check, before any work, that ``path`` can be written (see `flow_xray.files`); return it."""
+    problem = write_problem(path)
+    if problem == "it is a directory":
         raise CliError(f"{option} {path} is a directory")
-    if not os.path.isdir(folder):
-        raise CliError(f"{option} {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise CliError(f"{option} {path}: folder {folder} is not writable")
-    if os.path.exists(path) and not os.access(path, os.W_OK):
-        raise CliError(f"{option} {path}: file is not writable")
+    if problem is not None:
+        raise CliError(f"{option} {path}: {problem}")
     return path
 
 
-def write_atomic(path: str, text: str) -> None:
-    """Write atomically; a failure is one ``error:`` line."""
+def write_atomic(path: str, text: str, console: Console | None = None) -> None:
+    """Write an output as `flow_xray.files.write_text_atomic` does (``-``: the command's
+    stdout); a failure is one ``error:`` line."""
     try:
-        write_text_atomic(path, text)
-    except OSError as exc:
-        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None
+        if path == "-":
+            (console or Console.current()).output(text)
+        else:
+            write_text_atomic(path, text)
+    except (OSError, UnicodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise CliError(f"cannot write {path}: {reason}") from None
 
 
-def report(path: str, result: TraceResult, quiet: bool, open_browser: bool) -> None:
+def report(
+    path: str,
+    result: TraceResult,
+    quiet: bool,
+    open_browser: bool,
+    console: Console | None = None,
+) -> None:
+    """The summary line of a written trace (unless ``quiet``); open it in a browser if asked."""
     if not quiet:
-        click.echo(f"flow-xray: wrote {path} — {result.totals.summary()}", err=True)
-    if open_browser:
+        (console or Console.current()).line(f"flow-xray: wrote {path} — {result.totals.summary()}")
+    if open_browser and path != "-":
         webbrowser.open(Path(path).resolve().as_uri())

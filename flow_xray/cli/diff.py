@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from flow_xray.cli.common import CliError, readable, writable, write_atomic
+from flow_xray.cli.console import Console
 from flow_xray.errors import FlowXrayError
 
 
@@ -55,16 +56,18 @@ def diff(
     labels = _labels(before, after)
     # The analysis alone: `TraceResult.diff` would render the page even without --html.
     result = diff_traces(first, second, labels[0], labels[1])
+    console = Console.current()
     if not quiet:
         for line in result.report():
-            click.echo(line)
-    click.echo(result.summary())
+            console.line(line, err=False)  # names from the traces: terminal-safe
+    console.line(result.summary(), err=False)
     if html_out is not None:
         write_atomic(
             html_out, result.to_html(title=title or f"flow-xray diff: {' vs '.join(labels)}")
         )
-        click.echo(f"flow-xray: wrote {html_out}", err=True)
-        if open_browser:
+        if html_out != "-":
+            console.line(f"flow-xray: wrote {html_out}")
+        if open_browser and html_out != "-":
             webbrowser.open(Path(html_out).resolve().as_uri())
     return 0 if result.equal or exit_zero else 1
 

@@ -8,13 +8,14 @@ stdout; ``--output-dir DIR`` is created and gets ``forward.dot`` and
 from __future__ import annotations
 
 import os
-import sys
 import traceback
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from flow_xray.cli.common import CliError, writable, write_atomic
+from flow_xray.cli.console import Console
 from flow_xray.errors import FlowXrayError, ScriptFailed
 
 if TYPE_CHECKING:
@@ -123,19 +124,21 @@ def dot_export(script: str, output: str | None, backward: bool, html_path: str |
     dot_out = writable(output, "--output") if output else None
     html_out = writable(html_path, "--html") if html_path else None
 
-    root = _load_root(target)
-    if backward:
-        root.backward()
-    text = value_graph_to_dot(root, show_grad=backward)
-    texts = {dot_out: text} if dot_out is not None else {}
-    if html_out is not None:
-        name = os.path.basename(script)
-        texts[html_out] = (
-            stepping_viewer(root, title=f"flow-xray graph: {name} (backward)")
-            if backward
-            else standalone_viewer_html(text, title=f"flow-xray graph: {name} (forward)")
-        )
-    _emit(texts, text)
+    # The script may replace or close its streams: the DOT still reaches the stdout we got.
+    with Console.kept() as console:
+        root = _load_root(target, console)
+        if backward:
+            root.backward()
+        text = value_graph_to_dot(root, show_grad=backward)
+        texts = {dot_out: text} if dot_out is not None else {}
+        if html_out is not None:
+            name = os.path.basename(script)
+            texts[html_out] = (
+                stepping_viewer(root, title=f"flow-xray graph: {name} (backward)")
+                if backward
+                else standalone_viewer_html(text, title=f"flow-xray graph: {name} (forward)")
+            )
+        _emit(texts, text, console)
     return 0
 
 
@@ -147,17 +150,19 @@ def _make_dir(path: str) -> None:
         raise CliError(f"--output-dir {path}: cannot create it: {exc.strerror or exc}") from None
 
 
-def _emit(files: dict[str, str], stdout_text: str) -> None:
+def _emit(files: dict[str, str], stdout_text: str, console: Console | None = None) -> None:
     """Write ``files``, naming each on stderr; with no file to write, print ``stdout_text``."""
+    console = console or Console.current()
     if not files:
-        click.echo(stdout_text, nl=False)
+        write_atomic("-", stdout_text, console)
         return
     for path, body in files.items():
-        write_atomic(path, body)
-        click.echo(f"flow-xray: wrote {path}", err=True)
+        write_atomic(path, body, console)
+        if path != "-":
+            console.line(f"flow-xray: wrote {path}")
 
 
-def _load_root(target: Any) -> Value:
+def _load_root(target: Any, console: Console) -> Value:
     """Run an export script and return its ``root``; a crash is reported with its traceback."""
     from flow_xray.autodiff import Value  # noqa: PLC0415  # loaded when the command runs
     from flow_xray.cli import runner  # noqa: PLC0415  # loaded when the command runs
@@ -168,13 +173,22 @@ def _load_root(target: Any) -> Value:
         exc = failed.exception
         if isinstance(exc, SystemExit):
             raise CliError(
-                f"{target.name} called sys.exit({exc.code!r}) before defining root"
+                f"{target.name} called sys.exit({_text(exc.code, repr)}) before defining root"
             ) from None
-        traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
-        raise CliError(f"{target.name} raised {type(exc).__name__}: {exc}") from None
+        console.block("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+        raise CliError(f"{target.name} raised {type(exc).__name__}: {_text(exc, str)}") from None
     if "root" not in namespace:
         raise CliError(f"{target.name} does not define root (the Value to export)")
     root = namespace["root"]
     if not isinstance(root, Value):
         raise CliError(f"root in {target.name} is a {type(root).__name__}, not a flow_xray.Value")
     return root
+
+
+def _text(value: object, how: Callable[[object], str]) -> str:
+    """``how(value)`` (``str`` or ``repr``) for a message, or a stand-in when the script's
+    object cannot be shown."""
+    try:
+        return how(value)
+    except BaseException:  # the script's __str__/__repr__ failed: the message still goes out
+        return f"<{type(value).__name__} that cannot be shown>"

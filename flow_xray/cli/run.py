@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import click
@@ -13,17 +15,20 @@ from flow_xray.cli.common import (
     otlp_options,
     parse_headers,
     report,
-    scrubbed,
     show_crash,
     start_export,
+    to_script_stderr,
     writable,
     write_atomic,
 )
+from flow_xray.cli.console import Console, scrubbed
 from flow_xray.cli.progress import progress
-from flow_xray.errors import FlowXrayError
+from flow_xray.errors import FlowXrayError, Terminated
 
 if TYPE_CHECKING:
     from flow_xray.analysis import StaticIndex
+    from flow_xray.cli import runner
+    from flow_xray.tree.model import TraceResult
 
 
 class _RunCommand(click.Command):
@@ -39,12 +44,11 @@ class _RunCommand(click.Command):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ordered, moved, target = split_own_options(list(args), self._own_options())
         if moved:
-            click.echo(
+            Console.current().line(
                 f"flow-xray: warning: read {', '.join(moved)} after {target} as flow-xray's "
                 f"option{'s' if len(moved) > 1 else ''}; to pass "
                 f"{'them' if len(moved) > 1 else 'it'} to {target}, put "
-                f"{'them' if len(moved) > 1 else 'it'} after `--`",
-                err=True,
+                f"{'them' if len(moved) > 1 else 'it'} after `--`"
             )
         return super().parse_args(ctx, ordered)
 
@@ -189,6 +193,7 @@ def run(
     (1 after an uncaught exception, 130 after Ctrl-C).
     """
     from flow_xray.cli import runner  # noqa: PLC0415  # loaded when the command runs
+    from flow_xray.runtime.run_hooks import run_end  # noqa: PLC0415  # loaded with the runner
 
     if module is None and not argv:
         raise click.UsageError("missing SCRIPT (or -m MODULE)")
@@ -205,7 +210,7 @@ def run(
     html_out = writable(html_path or f"{target.stem}_trace.html", "--html")
     json_out = writable(json_path, "--json") if json_path else None
     # Resolved now: the script may change or delete its working directory.
-    files = {path: os.path.abspath(path) for path in (html_out, json_out) if path is not None}
+    files = {path: _Output(path) for path in (html_out, json_out) if path is not None}
     static = _static_index(static_paths)
     exporting = start_export(
         otlp_endpoint,
@@ -214,53 +219,135 @@ def run(
         service_name,
         os.path.abspath(otlp_json) if otlp_json else None,
     )
-    outcome = runner.run_target(target, max_spans=max_spans)
-    if outcome.exception is not None:
-        show_crash(outcome.exception)
-    elif outcome.exit_message is not None:
-        click.echo(scrubbed(outcome.exit_message), err=True)
-    if outcome.forked:
-        # A child the script forked finished it: its calls went to the parent,
-        # which writes the trace; writing here would overwrite the parent's.
-        return outcome.exit_code
-
-    result = outcome.result
-    name = target.name if target.kind == "module" else os.path.basename(target.path)
-    replaced = [p for p in files if os.path.exists(files[p])]
-    with progress(f"writing {html_out}", not quiet):
-        page = result.to_html(title=title or f"flow-xray trace: {name}", static=static)
-        failed = _write(files[html_out], page)
+    _load_page_assets()
+    # From here on the script may do anything to its streams and signals; the
+    # console and the run's end keep flow-xray's part working.
+    with Console.kept() as console, run_end() as ending:
+        outcome = runner.run_target(target, max_spans=max_spans)
+        _last_words(outcome, console)
+        if outcome.forked:
+            # A child the script forked finished it: its calls went to the parent,
+            # which writes the trace; writing here would overwrite the parent's.
+            return outcome.exit_code
+        name = target.name if target.kind == "module" else os.path.basename(target.path)
+        result = outcome.result
+        page_title = title or f"flow-xray trace: {name}"
+        makers: dict[str, Callable[[], str]] = {
+            html_out: lambda: result.to_html(title=page_title, static=static)
+        }
         if json_out is not None:
-            failed += _write(files[json_out], result.to_json())
-    if failed:
-        # One line says why; the exit status stays the script's own.
-        folders = {os.path.dirname(p) for p in failed}
-        gone = [f for f in sorted(folders) if not os.path.isdir(f)]
-        why = f": folder {', '.join(gone)} no longer exists" if gone else ""
-        click.echo(f"flow-xray: error: could not write {' or '.join(failed)}{why}", err=True)
-        return outcome.exit_code
-    if len(result) == 0:
-        # An empty trace over a real one is easy to miss: say so.
-        said = f"; replaced the existing {' and '.join(replaced)}" if replaced else ""
-        click.echo(
-            f"flow-xray: warning: {name} made no traced calls (is @trace on the functions "
-            f"it runs?){said}",
-            err=True,
-        )
-    if exporting:
-        flush_exporters()
-    report(html_out, result, quiet, open_browser)
+            makers[json_out] = result.to_json
+        try:
+            written = _write_outputs(makers, files, quiet, console)
+            _after_writing(result, name, written, files, console)
+            if exporting:
+                _flush(console)
+            if html_out in written:
+                report(html_out, result, quiet or html_out == "-", open_browser, console)
+            if len(ending.received) == 1:
+                console.line(
+                    f"flow-xray: got {_signal_name(ending.received[0])} while writing the "
+                    "trace: finished writing it first (the exit status is the script's)"
+                )
+        except (KeyboardInterrupt, Terminated):  # a second signal after the files were written
+            console.line("flow-xray: stopped by a second signal")
+    # Whatever happened to the trace, the exit status stays the script's own.
     return outcome.exit_code
 
 
-def _write(path: str, text: str) -> list[str]:
-    """Write one output where the user asked (the script may have deleted the folder since);
-    returns ``[path]`` when that failed, else ``[]``."""
+def _after_writing(
+    result: TraceResult, name: str, written: list[str], files: dict[str, _Output], console: Console
+) -> None:
+    """An empty trace over a real one is easy to miss: say so."""
+    if written and len(result) == 0:
+        replaced = [p for p in written if p in files and files[p].replaced]
+        said = f"; replaced the existing {' and '.join(replaced)}" if replaced else ""
+        console.line(
+            f"flow-xray: warning: {name} made no traced calls (is @trace on the functions "
+            f"it runs?){said}"
+        )
+
+
+class _Output:
+    """Where an output goes, resolved before the script runs, and whether it replaces a file."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path if path == "-" else os.path.abspath(path)
+        self.replaced = path != "-" and os.path.isfile(path)
+
+
+def _load_page_assets() -> None:
+    """Read the viewer's scripts and styles now (they are cached): a script that breaks
+    ``open`` or ``io`` cannot stop its trace's page from being built."""
+    from flow_xray.render.page import app_script, app_style  # noqa: PLC0415  # the page: for `run`
+
+    app_script()
+    app_style()
+
+
+def _last_words(outcome: runner.RunOutcome, console: Console) -> None:
+    """The script's traceback or ``sys.exit`` message, where Python would have printed it."""
+    if outcome.exception is not None:
+        show_crash(outcome.exception, console)
+    elif outcome.exit_message is not None:
+        to_script_stderr(scrubbed(outcome.exit_message, newlines=True) + "\n", console)
+
+
+def _write_outputs(
+    makers: dict[str, Callable[[], str]],
+    files: dict[str, _Output],
+    quiet: bool,
+    console: Console,
+) -> list[str]:
+    """Write the viewer (and the JSON); return the options' paths that were written.
+
+    Each output on its own: one that fails is named in one line (why, when the
+    folder is gone), the others are still written. Nothing raises: a failure
+    here never changes the run's exit status. A second SIGTERM or Ctrl-C while
+    writing stops it; what was being written is not left half-written.
+    """
+    written: list[str] = []
+    failed: list[str] = []
+    for path, make in makers.items():
+        try:
+            with progress(f"writing {path}", not quiet and path != "-", console):
+                write_atomic(files[path].path, make(), console)
+        except (KeyboardInterrupt, Terminated):
+            console.line(
+                f"flow-xray: error: stopped by a second signal while writing {path}: "
+                "it was not written"
+            )
+            break
+        except CliError:
+            failed.append(path)
+        except Exception as exc:  # a bug of ours must not cost the script's exit status
+            failed.append(path)
+            console.line(f"flow-xray: error: writing {path} failed: {type(exc).__name__}: {exc}")
+        else:
+            written.append(path)
+    if failed:
+        folders = {os.path.dirname(files[p].path) for p in failed if p != "-"}
+        gone = [f for f in sorted(folders) if not os.path.isdir(f)]
+        why = f": folder {', '.join(gone)} no longer exists" if gone else ""
+        console.line(f"flow-xray: error: could not write {' or '.join(failed)}{why}")
+    return written
+
+
+def _flush(console: Console) -> None:
+    """Export what is queued; a failure is one line, never a change of the exit status."""
     try:
-        write_atomic(path, text)
-    except CliError:
-        return [path]
-    return []
+        flush_exporters(console)
+    except (KeyboardInterrupt, Terminated):
+        console.line("flow-xray: error: stopped while exporting spans")
+    except Exception as exc:  # exporting is best effort at this point
+        console.line(f"flow-xray: error: exporting spans failed: {type(exc).__name__}: {exc}")
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def _static_index(paths: tuple[str, ...]) -> StaticIndex | None:

@@ -36,7 +36,7 @@ from typing import Any
 
 from flow_xray.cli.tracebacks import trim_chain
 from flow_xray.errors import ScriptError, ScriptFailed
-from flow_xray.runtime.run_hooks import exec_watched, sigterm_as_exit
+from flow_xray.runtime.run_hooks import exec_watched, script_ended, sigterm_as_exit
 from flow_xray.tree.model import TraceResult
 
 # Python's own convention for a process stopped by Ctrl-C (128 + SIGINT).
@@ -163,7 +163,8 @@ def run_target(
     with (
         trace.capture(all_threads=all_threads, max_spans=max_spans, processes=processes) as result,
         _working_dir_restored(),
-        _stderr_kept(),
+        _standard_descriptors_kept(),
+        _interpreter_state_restored(),
         sigterm_as_exit(TERMINATED_EXIT_CODE),
         exec_watched(_report_exec),
         attached(environ_carrier()),
@@ -172,17 +173,28 @@ def run_target(
             try:
                 _execute(target)
             finally:
-                _join_new_threads(before)
-                _join_child_processes()
+                try:
+                    _join_new_threads(before)
+                    _join_child_processes()
+                finally:
+                    script_ended()  # from here on the run is flow-xray's: signals wait
         except SystemExit as exc:
             exit_code, exit_message = _exit_status(exc.code)
         except BaseException as exc:  # the script's exception is reported, not raised
-            exception = trim_chain(exc)
+            exception = _trimmed(exc)
             exit_code = INTERRUPTED_EXIT_CODE if isinstance(exc, KeyboardInterrupt) else 1
         finally:
             # A limit the script raised would let writing its (deep) trace overflow the C stack.
             sys.setrecursionlimit(recursion_limit)
     return RunOutcome(result, exit_code, exception, exit_message, forked=os.getpid() != pid)
+
+
+def _trimmed(exc: BaseException) -> BaseException:
+    """``exc`` with its traceback starting at the user's code (as it is, if that fails)."""
+    try:
+        return trim_chain(exc)
+    except Exception:  # an exception class with odd attributes: show it whole
+        return exc
 
 
 def _join_child_processes() -> None:
@@ -230,11 +242,18 @@ def _execute(target: Target, run_name: str = "__main__") -> dict[str, Any]:
     saved_argv = sys.argv
     folder = os.getcwd() if target.kind == "module" else _script_folder(target.path)
     sys.argv = [target.name if target.kind == "script" else target.path, *target.args]
+    tracer, profiler = sys.gettrace(), sys.getprofile()
     try:
         with _path_first(folder):
-            if target.kind == "module":
-                return runpy.run_module(target.name, run_name=run_name, alter_sys=True)
-            return runpy.run_path(target.path, run_name=run_name)
+            try:
+                if target.kind == "module":
+                    return runpy.run_module(target.name, run_name=run_name, alter_sys=True)
+                return runpy.run_path(target.path, run_name=run_name)
+            finally:
+                # First of all: a tracer the script left (one that raises, a slow one)
+                # must not run on flow-xray's own code from here on.
+                sys.settrace(tracer)
+                sys.setprofile(profiler)
     finally:
         sys.argv = saved_argv
 
@@ -255,40 +274,57 @@ def _working_dir_restored() -> Iterator[None]:
 
 
 @contextmanager
-def _stderr_kept() -> Iterator[None]:
-    """Give flow-xray a working stderr back if the script closed its own.
+def _standard_descriptors_kept() -> Iterator[None]:
+    """Reopen descriptors 1 and 2 if the script closed them (``os.close(2)``).
 
-    A script may ``os.close(2)`` or ``sys.stderr.close()`` and still exit 0
-    under plain Python; the summary line, a traceback or a warning written
-    afterwards must not turn that into a crash. The descriptor is restored
-    from a copy taken before the script ran, and a closed ``sys.stderr`` is
-    replaced by a new stream on it.
+    A script may close them and still exit 0 under plain Python. Left closed,
+    the next file flow-xray opens (the trace itself) would get number 1 or 2,
+    and any stray write to ``sys.stdout`` / ``sys.stderr`` would land in it.
+    Each closed one is pointed again at what it was when the run started. The
+    ``sys.stdout`` / ``sys.stderr`` objects are the script's and are left as
+    it left them; flow-xray's own lines go where `flow_xray.cli.console` says.
     """
-    try:
-        saved: int | None = os.dup(2)
-    except OSError:  # started without a stderr: nothing to keep
-        saved = None
-    stream = sys.stderr
+    saved: dict[int, int] = {}
+    for fd in (1, 2):
+        with suppress(OSError):  # started without it: nothing to keep
+            saved[fd] = _dup(fd)
     try:
         yield
     finally:
-        if saved is not None:
+        for fd, copy in saved.items():
             try:
-                os.fstat(2)
-            except OSError:  # the script closed descriptor 2
+                _fstat(fd)
+            except OSError:  # the script closed it
                 with suppress(OSError):
-                    os.dup2(saved, 2)
+                    _dup2(copy, fd)
             with suppress(OSError):
-                os.close(saved)
-        current = sys.stderr
-        if current is None or getattr(current, "closed", False):
-            if stream is not None and not stream.closed:
-                sys.stderr = stream
-            else:
-                with suppress(OSError, ValueError):
-                    sys.stderr = open(  # noqa: SIM115  # the process's stderr from now on
-                        2, "w", encoding="utf-8", errors="backslashreplace", closefd=False
-                    )
+                _close(copy)
+
+
+@contextmanager
+def _interpreter_state_restored() -> Iterator[None]:
+    """Put back the threads' trace and profile functions and the umask the run started with.
+
+    A script may leave a tracer for new threads behind (``threading.settrace``)
+    or a umask of 0o777; writing its trace is flow-xray's work and runs as the
+    process did before the script (``sys.settrace`` is put back by `_execute`,
+    the moment the script returns).
+    """
+    thread_tracer = getattr(threading, "gettrace", lambda: None)()
+    thread_profiler = getattr(threading, "getprofile", lambda: None)()
+    umask = os.umask(0o022)
+    os.umask(umask)
+    try:
+        yield
+    finally:
+        threading.settrace(thread_tracer)
+        threading.setprofile(thread_profiler)
+        os.umask(umask)
+
+
+# Bound now: a script that replaces them (a fake file system left installed) cannot
+# stop the run from tidying up after it.
+_dup, _dup2, _fstat, _close = os.dup, os.dup2, os.fstat, os.close
 
 
 def _script_folder(path: str) -> str:
@@ -374,9 +410,18 @@ def _run_threading_exit_hooks() -> None:
 
 
 def _exit_status(code: object) -> tuple[int, str | None]:
-    """Map ``SystemExit.code`` to an exit status the way the interpreter does."""
+    """Map ``SystemExit.code`` to an exit status and message the way the interpreter does.
+
+    An int (a subclass too, read without calling its methods) is the status;
+    anything else is printed and the status is 1. When its ``__str__`` fails
+    (with any exception), Python prints an empty line: so does this.
+    """
     if code is None:
         return 0, None
     if isinstance(code, int):
-        return code, None
-    return 1, str(code)
+        return int.__index__(code), None
+    try:
+        text = str.__str__(str(code))  # a str subclass's own methods are not called
+    except BaseException:  # the script's __str__ failed: Python prints nothing but the newline
+        return 1, ""
+    return 1, text

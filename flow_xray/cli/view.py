@@ -20,18 +20,22 @@ from flow_xray.errors import FlowXrayError
 @click.option("--title", help="Title of the viewer page.")
 @click.option("--open", "open_browser", is_flag=True, help="Open the viewer in a web browser.")
 def view(file: str, html_path: str | None, title: str | None, open_browser: bool) -> int:
-    """Render a saved trace (flow-xray JSON, OTLP JSON lines or Jaeger JSON) as the HTML viewer."""
+    """Render a saved trace (flow-xray JSON, OTLP JSON lines or Jaeger JSON) as the HTML viewer.
+
+    FILE `-` reads standard input; --html `-` writes the page to standard output.
+    """
     from flow_xray.formats.registry import load_trace  # noqa: PLC0415  # loaded when the command runs
 
     readable(file)
-    html_out = writable(html_path or f"{Path(file).stem}.html", "--html")
+    default = "trace.html" if file == "-" else f"{Path(file).stem}.html"  # `-`: stdin
+    html_out = writable(html_path or default, "--html")
     try:
         with progress(f"reading {file}"):
             result = load_trace(file)
-        with progress(f"writing {html_out}"):
+        with progress(f"writing {html_out}", html_out != "-"):
             html = result.to_html(title=title or f"flow-xray: {os.path.basename(file)}")
             write_atomic(html_out, html)
     except FlowXrayError as exc:
         raise CliError(str(exc)) from None
-    report(html_out, result, False, open_browser)
+    report(html_out, result, html_out == "-", open_browser)
     return 0

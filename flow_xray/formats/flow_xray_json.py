@@ -22,7 +22,7 @@ from flow_xray import jsontext
 from flow_xray.analysis.accounting import analyze
 from flow_xray.errors import TraceFileError
 from flow_xray.files import write_text_atomic
-from flow_xray.formats.parsed import Parsed
+from flow_xray.formats.parsed import MAX_ID_CHARS, MAX_UNIX_NANOS, Parsed, id_problem, shown
 from flow_xray.serialize.text import has_unwritable, writable, writable_data
 from flow_xray.tree.model import (
     DATA_FIELDS,
@@ -89,6 +89,16 @@ class _FileRules:
             _check_types(values, where)
             if len(self.checked) < 4096:
                 self.checked.add(signature)
+        get = values.get  # the common case, inline: a few comparisons per node
+        if (
+            not -_MAX_MS <= (get("latency_ms") or 0) <= _MAX_MS
+            or not -_MAX_MS <= (get("start_ms") or 0) <= _MAX_MS
+            or len(get("trace_id") or "") > MAX_ID_CHARS
+            or len(get("span_id") or "") > MAX_ID_CHARS
+            or len(get("parent_id") or "") > MAX_ID_CHARS
+            or get("meta")
+        ):
+            _check_ranges(values, where)
 
     def children(self, value: Any, where: str) -> Sequence[Any]:
         if not isinstance(value, list):
@@ -125,7 +135,54 @@ def _check_types(kwargs: Mapping[str, Any], where: str) -> None:
         expected = _FIELD_TYPES.get(key)
         if expected is not None and not isinstance(value, expected):
             names = " or ".join("null" if t is type(None) else t.__name__ for t in expected)
-            raise TraceFileError(f"trace node {where}: {key!r} must be {names}, got {value!r:.60}")
+            raise TraceFileError(f"trace node {where}: {key!r} must be {names}, got {shown(value)}")
+
+
+# A time in milliseconds must be one a span can have (OTLP's 64-bit nanoseconds), so
+# every duration and offset converts to a float and back.
+_MAX_MS = MAX_UNIX_NANOS / 1e6
+_IDS = ("trace_id", "span_id", "parent_id")
+
+
+def _check_ranges(values: Mapping[str, Any], where: str) -> None:
+    """Times within a span's range (finite, at most 2**64 ns), ids of sane length, usage.
+
+    Their types are checked already; NaN fails every comparison, so it fails here.
+    """
+    for key in ("latency_ms", "start_ms"):
+        value = values.get(key)
+        if value is not None and not -_MAX_MS <= value <= _MAX_MS:
+            raise TraceFileError(
+                f"trace node {where}: {key!r} {shown(value)} is not a time a span can have"
+            )
+    for key in _IDS:
+        value = values.get(key)
+        problem = id_problem(value, repr(key)) if value is not None else None
+        if problem is not None:
+            raise TraceFileError(f"trace node {where}: {problem}")
+    meta = values.get("meta")
+    if meta:
+        _check_usage(meta, where)
+
+
+_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")
+_MAX_COUNT = 2**63  # OTLP's int64
+_MAX_COST = 1e15
+
+
+def _check_usage(meta: Mapping[str, Any], where: str) -> None:
+    """Token counts: ints within int64; a cost: a finite number (totals add them up)."""
+    for key in _COUNTS:
+        value = meta.get(key)
+        if value is not None and (type(value) is not int or not -_MAX_COUNT < value < _MAX_COUNT):
+            raise TraceFileError(
+                f"trace node {where}: meta {key!r} {shown(value)} is not a token count"
+            )
+    cost = meta.get("estimated_cost_usd")
+    if cost is not None and (type(cost) not in (int, float) or not -_MAX_COST < cost < _MAX_COST):
+        raise TraceFileError(
+            f"trace node {where}: meta 'estimated_cost_usd' {shown(cost)} is not a cost in USD"
+        )
 
 
 def result_to_dict(result: TraceResult) -> dict[str, Any]:
@@ -147,7 +204,7 @@ def result_from_dict(data: Mapping[str, Any], cls: type[TraceResult] = TraceResu
         raise TraceFileError("not a flow-xray trace: expected an object with a 'nodes' list")
     version = data.get("version", SCHEMA_VERSION)
     if version != SCHEMA_VERSION:
-        raise TraceFileError(f"unsupported flow-xray trace version {version!r}")
+        raise TraceFileError(f"unsupported flow-xray trace version {shown(version)}")
     totals = data.get("totals")
     dropped = totals.get("dropped_spans", 0) if isinstance(totals, Mapping) else 0
     with jsontext.gc_paused():  # many nodes and no cycles (about 2x faster)

@@ -25,7 +25,7 @@ from typing import Any
 from flow_xray import attributes as attr
 from flow_xray.analysis.accounting import build_result
 from flow_xray.errors import TraceFileError
-from flow_xray.formats.parsed import Parsed
+from flow_xray.formats.parsed import MAX_UNIX_NANOS, Parsed, shown, time_problem
 from flow_xray.tree.model import TraceResult
 from flow_xray.tree.spans import EventRecord, SpanRecord
 
@@ -90,7 +90,13 @@ def read_jaeger_json(document: Any) -> list[SpanRecord]:
     traces = document["data"] if isinstance(document.get("data"), list) else [document]
     if not traces:
         errors = document.get("errors") or []
-        detail = "; ".join(str(error.get("msg", error)) for error in errors if error)
+        detail = "; ".join(
+            str(error.get("msg", error) if isinstance(error, Mapping) else error)
+            for error in (errors if isinstance(errors, list) else [errors])
+            if error
+        )
+        if len(detail) > 120:
+            detail = f"{detail[:119]}…"
         raise TraceFileError(f"Jaeger JSON holds no trace{': ' + detail if detail else ''}")
     records: list[SpanRecord] = []
     for t_index, trace in enumerate(traces):
@@ -115,9 +121,9 @@ def _read_span(span: Any, trace: Mapping[str, Any], processes: Any) -> SpanRecor
         raise _BadSpan("'processes' is not an object")
     trace_id = _hex_id(span.get("traceID", trace.get("traceID")), 16, "traceID")
     span_id = _hex_id(span.get("spanID"), 8, "spanID")
-    start_ns = _micros(span.get("startTime"), "startTime") * 1000
+    start_ns = _time(span.get("startTime"), "startTime")
     duration = span.get("duration")
-    end_ns = None if duration is None else start_ns + _micros(duration, "duration") * 1000
+    end_ns = None if duration is None else _end(start_ns, duration)
     tags = _tags(span.get("tags"), "tags")
     status, message = _status(tags)
     attributes = {key: value for key, value in tags.items() if key not in _FIELD_TAGS}
@@ -145,21 +151,38 @@ def _read_span(span: Any, trace: Mapping[str, Any], processes: Any) -> SpanRecor
 def _hex_id(value: Any, size: int, what: str) -> str:
     """Jaeger writes ids as hex without the zero high half of a 64-bit trace id: pad them."""
     if not isinstance(value, str) or not value or len(value) > size * 2:
-        raise _BadSpan(f"{what} {value!r} is not a hex id of up to {size * 2} digits")
+        raise _BadSpan(f"{what} {shown(value)} is not a hex id of up to {size * 2} digits")
     try:
         number = int(value, 16)
     except ValueError:
-        raise _BadSpan(f"{what} {value!r} is not hex") from None
+        raise _BadSpan(f"{what} {shown(value)} is not hex") from None
     return f"{number:0{size * 2}x}"
 
 
 def _micros(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise _BadSpan(f"{what} {value!r} is not a number of microseconds")
+        raise _BadSpan(f"{what} {shown(value)} is not a number of microseconds")
     try:
         return int(value)
-    except ValueError:
-        raise _BadSpan(f"{what} {value!r} is not a number of microseconds") from None
+    except (ValueError, OverflowError):  # not a number, NaN, infinity, past 4,300 digits
+        raise _BadSpan(f"{what} {shown(value)} is not a number of microseconds") from None
+
+
+def _time(value: Any, what: str) -> int:
+    """Microseconds since 1970 as nanoseconds, within OTLP's unsigned 64-bit range."""
+    nanos = _micros(value, what) * 1000
+    problem = time_problem(nanos, what, value)
+    if problem is not None:
+        raise _BadSpan(problem)
+    return nanos
+
+
+def _end(start_ns: int, duration: Any) -> int:
+    """The end of a span of ``duration`` microseconds (never negative, never past the range)."""
+    micros = _micros(duration, "duration")
+    if micros < 0 or start_ns + micros * 1000 > MAX_UNIX_NANOS:
+        raise _BadSpan(f"duration {shown(duration)} is not a span's length in microseconds")
+    return start_ns + micros * 1000
 
 
 def _parent(span: Mapping[str, Any], trace_id: str) -> str | None:
@@ -207,7 +230,7 @@ def _events(logs: Any) -> Iterator[EventRecord]:
         name = fields.pop(_EVENT_FIELD, "log")
         yield EventRecord(
             name=str(name),
-            time_ns=_micros(log.get("timestamp", 0), "log timestamp") * 1000,
+            time_ns=_time(log.get("timestamp", 0), "log timestamp"),
             attributes=fields,
         )
 
@@ -220,7 +243,7 @@ def _tags(items: Any, what: str) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for item in items:
         if not isinstance(item, Mapping) or not isinstance(item.get("key"), str):
-            raise _BadSpan(f"{what}: {item!r} has no string 'key'")
+            raise _BadSpan(f"{what}: {shown(item)} has no string 'key'")
         result[item["key"]] = _tag_value(item)
     return result
 
@@ -251,4 +274,4 @@ def _tag_value(tag: Mapping[str, Any]) -> Any:
                 return float(value)
     else:
         return value  # a type this reader does not know: keep the value as given
-    raise _BadSpan(f"tag {tag.get('key')!r}: {value!r} is not a valid {kind}")
+    raise _BadSpan(f"tag {shown(tag.get('key'))}: {shown(value)} is not a valid {kind}")

@@ -16,13 +16,13 @@ import binascii
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 from flow_xray import attributes as attr, jsontext
 from flow_xray.analysis.accounting import build_result
 from flow_xray.errors import TraceFileError
-from flow_xray.formats.parsed import Parsed
+from flow_xray.files import read_text
+from flow_xray.formats.parsed import Parsed, shown, time_problem
 from flow_xray.formats.span_json import span_list
 from flow_xray.tree.model import TraceResult
 from flow_xray.tree.spans import EventRecord, SpanRecord
@@ -55,7 +55,9 @@ def _read_id(value: Any, size: int, what: str, *, optional: bool = False) -> str
     if value in (None, "") and optional:
         return None
     if not isinstance(value, str):
-        raise _BadLine(f"{what} must be a string, got {value!r}")
+        raise _BadLine(f"{what} must be a string, got {shown(value)}")
+    if len(value) > size * 4:  # longer than any hex or base64 spelling: not an id
+        raise _BadLine(f"{what} {shown(value)} is not a {size}-byte hex or base64 id")
     if len(value) == size * 2:
         try:
             raw = bytes.fromhex(value)
@@ -69,7 +71,7 @@ def _read_id(value: Any, size: int, what: str, *, optional: bool = False) -> str
         except (binascii.Error, ValueError):
             raw = b""
     if len(raw) != size:
-        raise _BadLine(f"{what} {value!r} is not a {size}-byte hex or base64 id")
+        raise _BadLine(f"{what} {shown(value)} is not a {size}-byte hex or base64 id")
     if optional and not any(raw):
         return None
     return raw.hex()
@@ -77,11 +79,20 @@ def _read_id(value: Any, size: int, what: str, *, optional: bool = False) -> str
 
 def _read_int(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise _BadLine(f"{what} must be an integer or a decimal string, got {value!r}")
+        raise _BadLine(f"{what} must be an integer or a decimal string, got {shown(value)}")
     try:
         return int(value)
-    except ValueError as exc:
-        raise _BadLine(f"{what} {value!r} is not an integer") from exc
+    except ValueError as exc:  # not decimal, or past Python's 4,300-digit limit
+        raise _BadLine(f"{what} {shown(value)} is not an integer") from exc
+
+
+def _read_time(value: Any, what: str) -> int:
+    """Nanoseconds since 1970 as OTLP holds them: an unsigned 64-bit integer."""
+    nanos = _read_int(value, what)
+    problem = time_problem(nanos, what, value)
+    if problem is not None:
+        raise _BadLine(problem)
+    return nanos
 
 
 def _read_double(value: Any) -> float:
@@ -92,7 +103,7 @@ def _read_double(value: Any) -> float:
             return float(value)  # protobuf JSON spells non-finite doubles "NaN", "Infinity"
         except ValueError:
             pass
-    raise _BadLine(f"doubleValue {value!r} is not a number")
+    raise _BadLine(f"doubleValue {shown(value)} is not a number")
 
 
 _ANY_KINDS = (
@@ -141,7 +152,7 @@ def _read_any(value: Any) -> Any:
 def _any_kind(value: Any) -> tuple[str | None, Any]:
     """The AnyValue's kind and its decoded scalar (containers: the raw array/kvlist object)."""
     if not isinstance(value, Mapping):
-        raise _BadLine(f"attribute value {value!r:.80} is not an AnyValue object")
+        raise _BadLine(f"attribute value {shown(value)} is not an AnyValue object")
     for camel, snake in _ANY_KINDS:
         found = value.get(camel)
         if found is None:
@@ -152,14 +163,14 @@ def _any_kind(value: Any) -> tuple[str | None, Any]:
             return camel, str(found)
         if camel == "boolValue":
             if not isinstance(found, bool):
-                raise _BadLine(f"boolValue {found!r} is not a boolean")
+                raise _BadLine(f"boolValue {shown(found)} is not a boolean")
             return camel, found
         if camel == "intValue":
             return camel, _read_int(found, "intValue")
         if camel == "doubleValue":
             return camel, _read_double(found)
         if not isinstance(found, Mapping):
-            raise _BadLine(f"{camel} {found!r:.80} is not an object")
+            raise _BadLine(f"{camel} {shown(found)} is not an object")
         return camel, found
     return None, None  # an empty AnyValue is OTLP's null
 
@@ -168,7 +179,7 @@ def _attribute_items(owner: Mapping[str, Any], key: str = "attributes") -> list[
     items = []
     for item in owner.get(key) or ():
         if not isinstance(item, Mapping) or not isinstance(item.get("key"), str):
-            raise _BadLine(f"attribute {item!r:.80} has no string 'key'")
+            raise _BadLine(f"attribute {shown(item)} has no string 'key'")
         items.append((item["key"], item.get("value", {})))
     return items
 
@@ -185,7 +196,7 @@ def _read_status(span: Mapping[str, Any]) -> tuple[str, str | None]:
     elif isinstance(code, int) and code in _STATUS_NAMES:
         name = _STATUS_NAMES[code]
     else:
-        raise _BadLine(f"status code {code!r} is not 0, 1, 2 or a STATUS_CODE_* name")
+        raise _BadLine(f"status code {shown(code)} is not 0, 1, 2 or a STATUS_CODE_* name")
     return name, status.get("message") or None
 
 
@@ -198,12 +209,12 @@ def _read_span(span: Any, scope: str = "") -> SpanRecord:
     if not isinstance(name, str):
         raise _BadLine("a span has no string 'name'")
     end = _get(span, "endTimeUnixNano", "end_time_unix_nano")
-    end_ns = _read_int(end, "endTimeUnixNano") if end not in (None, "", 0, "0") else None
+    end_ns = _read_time(end, "endTimeUnixNano") if end not in (None, "", 0, "0") else None
     status, message = _read_status(span)
     events = tuple(
         EventRecord(
             name=str(event.get("name", "")),
-            time_ns=_read_int(_get(event, "timeUnixNano", "time_unix_nano", 0), "timeUnixNano"),
+            time_ns=_read_time(_get(event, "timeUnixNano", "time_unix_nano", 0), "timeUnixNano"),
             attributes=_read_attributes(event),
         )
         for event in span.get("events") or ()
@@ -218,7 +229,9 @@ def _read_span(span: Any, scope: str = "") -> SpanRecord:
             _get(span, "parentSpanId", "parent_span_id"), 8, "parentSpanId", optional=True
         ),
         name=name,
-        start_ns=_read_int(_get(span, "startTimeUnixNano", "start_time_unix_nano", 0), "start"),
+        start_ns=_read_time(
+            _get(span, "startTimeUnixNano", "start_time_unix_nano", 0), "startTimeUnixNano"
+        ),
         end_ns=end_ns,
         status=status,
         status_message=message,
@@ -259,9 +272,11 @@ def read_otlp_json(source: str | os.PathLike[str] | Iterable[str]) -> list[SpanR
     if isinstance(source, (str, os.PathLike)):
         label = os.fspath(source)
         try:
-            lines: Iterable[str] = Path(source).read_text(encoding="utf-8-sig").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise TraceFileError(f"{label}: cannot read: {exc}") from exc
+            lines: Iterable[str] = read_text(source).splitlines()  # a regular file only
+        except OSError as exc:
+            raise TraceFileError(f"{label}: cannot read: {exc.strerror or exc}") from exc
+        except UnicodeDecodeError as exc:
+            raise TraceFileError(f"{label}: cannot read: not UTF-8 text ({exc.reason})") from exc
     else:
         lines = source
     records: list[SpanRecord] = []

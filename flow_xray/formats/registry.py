@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from flow_xray import jsontext
 from flow_xray.errors import TraceFileError
+from flow_xray.files import read_text
 from flow_xray.formats import flow_xray_json, jaeger_json, otlp_json, span_json
 from flow_xray.formats.parsed import Parsed, TraceFormat
 from flow_xray.tree.model import TraceResult
@@ -61,14 +61,22 @@ def load_trace(path: str | os.PathLike[str]) -> TraceResult:
     and the SDK's ``ConsoleSpanExporter`` output. Zipkin v2 and Chrome
     trace-event files get an error naming their format.
 
+    Only a regular file is read, or standard input for ``-``: a FIFO, a device
+    or a directory is refused at once (`flow_xray.files.read_text`), never waited on.
+
     Raises:
-        TraceFileError: the file cannot be read or is in no known format.
+        TraceFileError: the file cannot be read, is not a regular file, or is in
+            no known format (or holds times or ids out of range).
     """
-    label = os.fspath(path)
+    label = "standard input" if os.fspath(path) == "-" else os.fspath(path)
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")  # tolerate a BOM
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TraceFileError(f"cannot read {label}: {exc}") from None
+        text = read_text(path)  # tolerates a BOM
+    except OSError as exc:
+        raise TraceFileError(f"cannot read {label}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise TraceFileError(
+            f"cannot read {label}: not UTF-8 text (byte {exc.start}: {exc.reason})"
+        ) from None
     if not text.strip():
         raise TraceFileError(f"{label} is empty, not a trace")
     documents = _documents(text, label)

@@ -21,7 +21,7 @@ from typing import Any
 from flow_xray import attributes as attr
 from flow_xray.analysis.accounting import build_result
 from flow_xray.errors import TraceFileError
-from flow_xray.formats.parsed import Parsed
+from flow_xray.formats.parsed import Parsed, shown, time_problem
 from flow_xray.tree.model import TraceResult
 from flow_xray.tree.spans import EventRecord, SpanRecord
 
@@ -54,14 +54,16 @@ def _hex(value: Any, size: int, what: str, optional: bool = False) -> str | None
     if value in (None, "") and optional:
         return None
     if not isinstance(value, str):
-        raise TraceFileError(f"{what} must be a hex string, got {value!r:.40}")
+        raise TraceFileError(f"{what} must be a hex string, got {shown(value)}")
     text = value[2:] if value[:2].lower() == "0x" else value
+    if len(text) > size * 2:
+        raise TraceFileError(f"{what} {shown(value)} is not a {size}-byte id")
     try:
         raw = bytes.fromhex(text.rjust(size * 2, "0"))
     except ValueError:
-        raise TraceFileError(f"{what} {value!r:.40} is not hex") from None
+        raise TraceFileError(f"{what} {shown(value)} is not hex") from None
     if len(raw) != size:
-        raise TraceFileError(f"{what} {value!r:.40} is not a {size}-byte id")
+        raise TraceFileError(f"{what} {shown(value)} is not a {size}-byte id")
     if optional and not any(raw):
         return None
     return raw.hex()
@@ -72,17 +74,25 @@ def _nanos(value: Any, what: str) -> int | None:
     if value is None or value == "":
         return None
     if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if not isinstance(value, str):
-        raise TraceFileError(f"{what} {value!r:.40} is not a time")
-    text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise TraceFileError(f"{what} {value!r:.40} is not an ISO-8601 time") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return (moment - _EPOCH) // timedelta(microseconds=1) * 1000
+        nanos = value
+    elif isinstance(value, str) and len(value) <= 64:
+        text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            raise TraceFileError(f"{what} {shown(value)} is not an ISO-8601 time") from None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        try:
+            nanos = (moment - _EPOCH) // timedelta(microseconds=1) * 1000
+        except OverflowError:  # an offset that moves year 1 or 9999 out of range
+            raise TraceFileError(f"{what} {shown(value)} is out of range") from None
+    else:
+        raise TraceFileError(f"{what} {shown(value)} is not a time")
+    problem = time_problem(nanos, what, value)
+    if problem is not None:
+        raise TraceFileError(problem)
+    return nanos
 
 
 def _attributes(value: Any) -> dict[str, Any]:
@@ -160,5 +170,5 @@ def read_span_json(spans: Iterable[Any]) -> list[SpanRecord]:
         try:
             records.append(_span(span))
         except TraceFileError as exc:
-            raise TraceFileError(f"span {number} ({span.get('name')!r:.40}): {exc}") from None
+            raise TraceFileError(f"span {number} ({shown(span.get('name'))}): {exc}") from None
     return records

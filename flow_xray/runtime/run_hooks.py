@@ -1,9 +1,13 @@
-"""What ``flow-xray run`` changes process-wide while a script runs: SIGTERM and ``os.exec*``.
+"""What ``flow-xray run`` changes process-wide while a script runs: signals and ``os.exec*``.
 
 - `sigterm_as_exit`: SIGTERM raises `Terminated` in the script's main thread
   instead of killing the process on the spot, so the trace is still written.
   Processes forked meanwhile start with the default action back (the
   ``SIGTERM across fork`` fork hook).
+- `run_end` / `script_ended`: once the script is over, the run's end (writing
+  its trace) is flow-xray's: SIGTERM, SIGINT and SIGHUP are held until it is
+  done, so a signal then finishes the trace rather than leaving none (or half
+  of one); a second such signal stops the writing.
 - `exec_watched`: ``os.execv`` / ``os.execve`` (which every other ``os.exec*``
   calls) replace the process without running exit handlers, so no trace can
   be written afterwards; the ``os.exec`` patch calls back first, so the
@@ -65,7 +69,11 @@ def sigterm_as_exit(exit_code: int) -> Iterator[None]:
         yield
     finally:
         _handler = None
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        ending = _ending
+        if ending is not None and ending.saved.get(signal.SIGTERM) is terminate:
+            ending.saved[signal.SIGTERM] = signal.SIG_DFL  # restored when the run's end is over
+        elif signal.getsignal(signal.SIGTERM) is terminate:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _block_sigterm_for_fork() -> None:
@@ -95,6 +103,86 @@ SIGTERM_ACROSS_FORK: Final = patches.ForkHook(
     after_in_parent=_unblock_sigterm_in_parent,
     after_in_child=_default_sigterm_in_child,
 )
+
+
+# --- the run's end ------------------------------------------------------------------
+
+_HELD: Final = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name)
+)
+
+
+class RunEnd:
+    """The end of a run: which signals arrived while it was held (`run_end`)."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.active = False
+        self.received: list[int] = []
+        self.saved: dict[int, Any] = {}
+
+    def hold(self) -> None:
+        """From now until the `run_end` block ends, SIGTERM, SIGINT and SIGHUP wait."""
+        if self.active or os.getpid() != self.pid:
+            return
+        self.active = True
+        for signum in _HELD:
+            current = signal.getsignal(signum)
+            if current is signal.SIG_IGN or current is None:
+                continue  # ignored (nohup), or set from outside Python: left as it is
+            self.saved[signum] = current
+            signal.signal(signum, self._held)
+
+    def _held(self, signum: int, frame: object) -> None:
+        self.received.append(signum)
+        if len(self.received) > 1:  # asked twice: stop writing (an atomic write leaves nothing)
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            raise Terminated(128 + signum)
+
+    def restore(self) -> None:
+        for signum, handler in self.saved.items():
+            with suppress(ValueError, OSError, TypeError):
+                signal.signal(signum, handler)
+        self.saved.clear()
+        self.active = False
+
+
+_ending: RunEnd | None = None
+
+
+@contextmanager
+def run_end() -> Iterator[RunEnd]:
+    """Hold SIGTERM, SIGINT and SIGHUP from the moment the script ends until the block ends.
+
+    Enter it around running the script and writing its trace; the runner calls
+    `script_ended` as the script's last instruction returns. From then on the
+    first of these signals is noted in `RunEnd.received` and the block goes on
+    (the trace is finished rather than lost); a second one raises in the block
+    (``KeyboardInterrupt`` for SIGINT, `Terminated` otherwise), so the writing
+    stops and leaves no partial file. Ignored signals stay ignored. The handlers
+    are put back afterwards. Only the main thread can hold signals; elsewhere
+    the block runs with nothing changed.
+    """
+    global _ending
+    ending = RunEnd()
+    main = threading.current_thread() is threading.main_thread()
+    previous = _ending
+    if main:
+        _ending = ending
+    try:
+        yield ending
+    finally:
+        if main:
+            _ending = previous
+            ending.restore()
+
+
+def script_ended() -> None:
+    """The script is over: the current `run_end` block, if any, holds signals from now on."""
+    ending = _ending
+    if ending is not None and threading.current_thread() is threading.main_thread():
+        ending.hold()
 
 
 # --- os.exec* -------------------------------------------------------------------

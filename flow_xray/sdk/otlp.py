@@ -26,9 +26,11 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 
 from flow_xray.runtime import patches
 from flow_xray.runtime.sdk_state import EXPORT, LOG_SCOPE
+from flow_xray.sdk.otlp_response import CheckingSession, Verdict
 from flow_xray.sdk.otlp_target import GRPC, OtlpTarget
 from flow_xray.sdk.span_text import exportable_spans
 from flow_xray.serialize import get_limits, scrub_text
+from flow_xray.terminal import one_line
 
 logger = logging.getLogger("flow_xray")
 _debug_log = logging.getLogger("flow_xray.otlp")
@@ -62,7 +64,10 @@ def build_exporter(target: OtlpTarget, timeout_s: float) -> SpanExporter:
         OTLPSpanExporter as HttpExporter,
     )
 
-    return HttpExporter(endpoint=target.endpoint, headers=headers, timeout=timeout_s)
+    # The session judges each answer: only an OTLP success counts as delivered.
+    return HttpExporter(
+        endpoint=target.endpoint, headers=headers, timeout=timeout_s, session=CheckingSession()
+    )
 
 
 class _LogSink:
@@ -90,8 +95,27 @@ _QUIET_LOGS: Final = patches.LoggerFilter(
 )
 
 
+class _ExportScope(_LogSink):
+    """One export call on one thread: the SDK's log lines and the server's answer to it."""
+
+    def __init__(self, owner: LossCountingExporter) -> None:
+        self._owner = owner
+        self.verdict: Verdict | None = None
+
+    def note(self, message: str) -> None:
+        self._owner.note(message)
+
+    def otlp_answer(self, verdict: Verdict) -> None:
+        """What `flow_xray.sdk.otlp_response.CheckingSession` made of the answer (the last wins)."""
+        self.verdict = verdict
+
+
 class LossCountingExporter(SpanExporter, _LogSink):
-    """Wrap an exporter: count the spans it accepted, never raise, drop everything once closed."""
+    """Wrap an exporter: count the spans it accepted, never raise, drop everything once closed.
+
+    Accepted means what the destination said: for OTLP/HTTP an OTLP success
+    (`flow_xray.sdk.otlp_response`), less the spans a partial success rejected.
+    """
 
     def __init__(self, inner: SpanExporter) -> None:
         self._inner = inner
@@ -105,18 +129,24 @@ class LossCountingExporter(SpanExporter, _LogSink):
         """Forward to the wrapped exporter unless closed; failures become a count, not a raise."""
         if self._closed:
             return SpanExportResult.FAILURE
-        previous, LOG_SCOPE.sink = LOG_SCOPE.sink, self
+        scope = _ExportScope(self)
+        previous, LOG_SCOPE.sink = LOG_SCOPE.sink, scope
         try:
             result = self._inner.export(exportable_spans(spans))
         except Exception as exc:  # an exporter bug must not kill the batch worker
-            self.last_error = f"{type(exc).__name__}: {exc}"
+            self.last_error = one_line(f"{type(exc).__name__}: {exc}")
             _debug_log.debug("export raised", exc_info=True)
             return SpanExportResult.FAILURE
         finally:
             LOG_SCOPE.sink = previous
+        verdict = scope.verdict
+        loss = verdict.loss(len(spans)) if verdict is not None else None
+        if loss is not None:
+            self.last_error = loss  # the server's own answer says more than the SDK's line
         if result is SpanExportResult.SUCCESS:
+            rejected = min(verdict.rejected, len(spans)) if verdict is not None else 0
             with self._lock:
-                self.exported += len(spans)
+                self.exported += len(spans) - rejected
         return result
 
     def note(self, message: str) -> None:
@@ -126,7 +156,7 @@ class LossCountingExporter(SpanExporter, _LogSink):
         retry lines before it carry the cause.
         """
         if self.last_error is None or not any(g in message for g in _GENERIC_ERRORS):
-            self.last_error = message
+            self.last_error = one_line(message)  # an SDK line may quote what a server sent
 
     def close(self) -> None:
         """Refuse further batches and shut the wrapped exporter down (aborting its backoff)."""

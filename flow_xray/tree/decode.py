@@ -106,7 +106,7 @@ def usage_meta(attrs: Mapping[str, Any]) -> dict[str, Any]:
     if total is None and (prompt is not None or completion is not None):
         total = (prompt or 0) + (completion or 0)
     cost = _first(attrs, attr.READ_COST)
-    if not isinstance(cost, (int, float)) or isinstance(cost, bool):
+    if not _is_cost(cost):  # not a number, or one no arithmetic survives (1e400, 10**400, NaN)
         cost = None
         if model is not None and (prompt is not None or completion is not None):
             costs = cost_usd(str(model), prompt, completion)
@@ -132,16 +132,31 @@ def _first(attrs: Mapping[str, Any], keys: Iterable[str]) -> Any:
 
 
 def _first_int(attrs: Mapping[str, Any], keys: Iterable[str]) -> int | None:
+    """A token count: an int (or its float or decimal text) within OTLP's int64, else None."""
     value = _first(attrs, keys)
     if isinstance(value, bool):
         return None
-    if isinstance(value, int):
+    whole = isinstance(value, float) and value.is_integer() and abs(value) < _MAX_COUNT
+    digits = isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 20
+    if whole or digits:
+        value = int(value)
+    if isinstance(value, int) and 0 <= value < _MAX_COUNT:
         return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
     return None
+
+
+# Token counts past int64 and costs past this come from broken or hostile files:
+# totals and prices would overflow to float infinity (or raise). They are not usage.
+_MAX_COUNT = 2**63
+_MAX_COST = 1e15
+
+
+def _is_cost(value: Any) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and -_MAX_COST < value < _MAX_COST  # NaN fails too
+    )
 
 
 def read_pid(value: Any) -> int | None:

@@ -127,7 +127,7 @@ def test_blank_lines_are_skipped(tmp_path: Path) -> None:
         ("[1, 2]", "line 3: not OTLP JSON: not a JSON object"),
         ('{"spans": []}', "line 3: not OTLP JSON: no 'resourceSpans' list"),
         (_line([], spanId="xyz"), "line 3: not OTLP JSON: spanId 'xyz'"),
-        (_line([], startTimeUnixNano="soon"), "line 3: not OTLP JSON: start 'soon'"),
+        (_line([], startTimeUnixNano="soon"), "line 3: not OTLP JSON: startTimeUnixNano 'soon'"),
         (_line([], status={"code": 7}), "line 3: not OTLP JSON: status code 7"),
         (_line([{"value": {"intValue": "1"}}]), "line 3: not OTLP JSON: attribute"),
     ],

@@ -4,7 +4,9 @@ Each script is run twice, with plain ``python`` and with ``python -m flow_xray
 run``, as real subprocesses, and the exit statuses are compared. The cases:
 a forked child that outlives its parent, a script that closes its stderr, one
 that changes or deletes its working directory, SIGTERM while the script waits
-in a long C call.
+in a long C call, the corpus of `tests.reliability.odd_scripts` (streams,
+``sys.exit``, hooks, replaced os functions, signals), and SIGTERM while the
+trace itself is being written.
 """
 
 from __future__ import annotations
@@ -17,9 +19,13 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
+import odd_scripts
 import pytest
+from click.testing import CliRunner
 
+from flow_xray.cli import cli
 from flow_xray.tree.model import TraceResult
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process semantics")
@@ -206,3 +212,160 @@ def test_sigterm_during_a_long_c_call_acts_at_once_and_the_trace_is_written(
     assert statuses[0] == statuses[1]
     data = json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))
     assert data["totals"]["interrupted"] == 1 and data["totals"]["errors"] == 0
+
+
+# --- the corpus of odd scripts ---------------------------------------------------------
+
+
+def _streams(kind: str) -> tuple[Any, Any]:
+    """stdout and stderr for a run: pipes, or one of them on /dev/full (writes fail: ENOSPC)."""
+    full = open("/dev/full", "w")  # noqa: SIM115  # closed by the caller
+    if kind == "full stdout":
+        return full, subprocess.PIPE
+    if kind == "full stderr":
+        return subprocess.PIPE, full
+    full.close()
+    return subprocess.PIPE, subprocess.PIPE
+
+
+def _status(cwd: Path, command: list[str], kind: str) -> tuple[int, str]:
+    """The exit status of ``command`` (128 + N when killed by signal N) and its stderr."""
+    stdout, stderr = _streams(kind)
+    try:
+        done = subprocess.run(
+            command,
+            cwd=cwd,
+            env=env(),
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            timeout=120,
+        )
+    finally:
+        for stream in (stdout, stderr):
+            if hasattr(stream, "close"):
+                stream.close()
+    code = done.returncode
+    return (128 - code if code < 0 else code), (done.stderr or b"").decode(errors="replace")
+
+
+def check_odd_script(tmp_path: Path, name: str, kind: str) -> None:
+    """``name`` from the corpus: plain python's status under ``flow-xray run``, and its trace."""
+    path = tmp_path / "odd.py"
+    path.write_text(odd_scripts.HEADER + odd_scripts.SCRIPTS[name], encoding="utf-8")
+    expected, _ = _status(tmp_path, [sys.executable, str(path)], kind)
+    command = [sys.executable, "-m", "flow_xray", "run", "--json", "t.json", str(path)]
+    status, stderr = _status(tmp_path, command, kind)
+    assert status == expected, f"{name} ({kind}): python {expected}, flow-xray {status}\n{stderr}"
+    assert names(tmp_path / "t.json") == ["work"], f"{name} ({kind}): {stderr}"
+    assert (tmp_path / "odd_trace.html").is_file()
+    assert "flow_xray/" not in stderr, stderr  # no traceback through flow-xray's own code
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+CORPUS = [(name, kind) for name, kinds in odd_scripts.STREAMS.items() for kind in kinds]
+
+
+@pytest.mark.parametrize(
+    ("name", "status"),
+    [
+        ("stderr is a tee", 0),
+        ("both are tees, then it raises", 1),
+        ("sys.exit(obj) whose __str__ raises KeyboardInterrupt", 1),
+        ("sys.exit(int subclass with a failing __str__)", 3),
+        ("an excepthook that raises", 1),
+        ("os.replace, os.rename, os.open and open replaced", 0),
+    ],
+)
+def test_odd_scripts_in_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, status: int
+) -> None:
+    """The inner loop's share of the corpus, run in this process through click's runner:
+    the script's status (plain python's, measured by the slow test below), its trace, and
+    flow-xray's summary line on the stderr the command started with."""
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "odd.py"
+    path.write_text(odd_scripts.HEADER + odd_scripts.SCRIPTS[name], encoding="utf-8")
+    with monkeypatch.context() as patched:  # what the script changes is undone afterwards
+        for module, attribute in (("os", "replace"), ("os", "rename"), ("os", "open")):
+            patched.setattr(module + "." + attribute, getattr(os, attribute))
+        patched.setattr("builtins.open", open)
+        patched.setattr(sys, "excepthook", sys.excepthook)
+        done = CliRunner().invoke(cli, ["run", "--json", "t.json", str(path)])
+    assert done.exit_code == status, done.output
+    assert names(tmp_path / "t.json") == ["work"]
+    assert "flow-xray: wrote odd_trace.html" in done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "kind"), CORPUS)
+def test_an_odd_script_keeps_pythons_exit_status_and_its_trace(
+    tmp_path: Path, name: str, kind: str
+) -> None:
+    """Whatever the script does to its streams, exit, hooks or os functions: the status is
+    plain python's and the trace is written, with no traceback of flow-xray's."""
+    check_odd_script(tmp_path, name, kind)
+
+
+BIG = """
+import sys
+from flow_xray import trace
+
+@trace
+def leaf(i):
+    return i
+
+for i in range(60_000):
+    leaf(i)
+sys.exit(3)
+"""
+
+
+def _stop_while_writing(tmp_path: Path, signals: int) -> tuple[int, str]:
+    """Run a 60,000-call script under ``flow-xray run --json``; once the viewer is being
+    written (its progress line shows), send ``signals`` SIGTERMs; the status and stderr."""
+    path = tmp_path / "big.py"
+    path.write_text(BIG, encoding="utf-8")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "flow_xray", "run", "--json", "t.json", str(path)],
+        cwd=tmp_path,
+        env=env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    seen = []
+    for line in process.stderr:
+        seen.append(line)
+        if line.startswith("flow-xray: writing big_trace.html…"):
+            break
+    for _ in range(signals):
+        process.send_signal(signal.SIGTERM)
+        time.sleep(0.1)
+    rest = process.communicate(timeout=300)[1]
+    return process.returncode, "".join(seen) + rest
+
+
+@pytest.mark.slow
+def test_sigterm_while_the_trace_is_written_finishes_it_and_keeps_the_scripts_status(
+    tmp_path: Path,
+) -> None:
+    """The script exited 3; SIGTERM during the final write: the write finishes (both files,
+    whole), one line says so, and the status is still 3."""
+    status, stderr = _stop_while_writing(tmp_path, 1)
+    assert status == 3, stderr
+    assert len(TraceResult.load(tmp_path / "t.json")) == 60_000
+    assert (tmp_path / "big_trace.html").read_text(encoding="utf-8").rstrip().endswith("</html>")
+    assert "got SIGTERM while writing the trace: finished writing it first" in stderr
+    assert "Traceback" not in stderr
+
+
+@pytest.mark.slow
+def test_a_second_sigterm_stops_the_write_and_leaves_no_partial_file(tmp_path: Path) -> None:
+    """Asked twice: writing stops, nothing half-written is left, the status is still 3."""
+    status, stderr = _stop_while_writing(tmp_path, 2)
+    assert status == 3, stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.py"]
+    assert "stopped by a second signal while writing big_trace.html" in stderr
+    assert "Traceback" not in stderr

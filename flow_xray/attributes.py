@@ -34,9 +34,21 @@ GEN_AI_RESPONSE_ID: Final = "gen_ai.response.id"
 LLM_RESPONSE_ID: Final = "llm.response.id"
 RESPONSE_ID_LEGACY: Final = "flow_xray.response_id"
 LLM_MODEL_NAME: Final = "llm.model_name"
+# OpenInference names an embedding call's model apart from an LLM's.
+EMBEDDING_MODEL_NAME: Final = "embedding.model_name"
 GEN_AI_PROVIDER_NAME: Final = "gen_ai.provider.name"
 LLM_PROVIDER: Final = "llm.provider"
 GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
+# A span's kind from its GenAI operation, when it declares no OpenInference kind.
+OPERATION_KINDS: Final = {
+    "invoke_agent": "agent",
+    "create_agent": "agent",
+    "execute_tool": "tool",
+    "chat": "llm",
+    "text_completion": "llm",
+    "generate_content": "llm",
+    "embeddings": "embedding",
+}
 
 # --- tokens ------------------------------------------------------------------
 GEN_AI_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
@@ -74,17 +86,25 @@ LLM_INVOCATION_PARAMETERS: Final = "llm.invocation_parameters"
 # The GenAI conventions': JSON text of ``[{"role", "parts": [...]}]``.
 GEN_AI_INPUT_MESSAGES: Final = "gen_ai.input.messages"
 GEN_AI_OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+# The GenAI system prompt (JSON text of parts), and a tool call's arguments and result.
+GEN_AI_SYSTEM_INSTRUCTIONS: Final = "gen_ai.system_instructions"
+GEN_AI_TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
+GEN_AI_TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
 # OpenLLMetry's: ``gen_ai.prompt.{i}.role`` / ``.content``, ``gen_ai.completion.{i}...``.
 GEN_AI_PROMPT: Final = "gen_ai.prompt"
 GEN_AI_COMPLETION: Final = "gen_ai.completion"
 # Request settings (temperature, max_tokens, ...): ``gen_ai.request.<name>``.
 GEN_AI_REQUEST_PREFIX: Final = "gen_ai.request."
 # The keys that show a span carries chat messages in a shape the tree reads: the
-# GenAI ones, and the first message's role or content of each flattened family.
+# GenAI ones (a tool call's arguments and result too), and the first message's role
+# or content of each flattened family.
 MESSAGE_KEYS: Final = frozenset(
     {
         GEN_AI_INPUT_MESSAGES,
         GEN_AI_OUTPUT_MESSAGES,
+        GEN_AI_SYSTEM_INSTRUCTIONS,
+        GEN_AI_TOOL_CALL_ARGUMENTS,
+        GEN_AI_TOOL_CALL_RESULT,
         *(
             f"{family}.0.{field}"
             for family in (GEN_AI_PROMPT, GEN_AI_COMPLETION)
@@ -100,6 +120,12 @@ MESSAGE_KEYS: Final = frozenset(
 
 # --- HTTP and the OpenTelemetry data model ----------------------------------------
 HTTP_STATUS_CODE: Final = "http.response.status_code"
+HTTP_REQUEST_METHOD: Final = "http.request.method"
+# The pre-1.0 HTTP conventions' names, which HTTP client instrumentations still write
+# unless OTEL_SEMCONV_STABILITY_OPT_IN=http.
+HTTP_STATUS_CODE_OLD: Final = "http.status_code"
+HTTP_METHOD_OLD: Final = "http.method"
+READ_HTTP_STATUS: Final = (HTTP_STATUS_CODE, HTTP_STATUS_CODE_OLD)
 OTEL_SCOPE_NAME: Final = "otel.scope.name"
 # Tags Jaeger stores OTLP span fields in (they are not attributes).
 OTEL_STATUS_CODE: Final = "otel.status_code"
@@ -109,6 +135,17 @@ OTEL_LIBRARY_NAME: Final = "otel.library.name"
 OTEL_LIBRARY_VERSION: Final = "otel.library.version"
 SPAN_KIND_TAG: Final = "span.kind"
 W3C_TRACESTATE_TAG: Final = "w3c.tracestate"
+
+# --- other instrumentations' scope names the readers act on --------------------
+# The provider SDKs' own spans (``anthropic`` >= 2.16 traces itself): closest to the wire.
+PROVIDER_SDK_SCOPES: Final = ("com.anthropic.sdk", "anthropic.sdk", "openai.sdk", "google.genai")
+# opentelemetry-util-genai (behind the official OpenAI instrumentation), and
+# OpenInference's LangChain instrumentor (see `flow_xray.tree.fixups`).
+GENAI_UTIL_SCOPES: Final = (
+    "opentelemetry.util.genai",
+    "opentelemetry.instrumentation.openai_v2",
+)
+LANGCHAIN_SCOPE: Final = "openinference.instrumentation.langchain"
 
 # --- flow-xray's own ---------------------------------------------------------
 META_PREFIX: Final = "flow_xray.meta."
@@ -136,9 +173,17 @@ INTERRUPTED: Final = "interrupted"
 
 # --- process (OpenTelemetry semantic conventions) ----------------------------
 PROCESS_PID: Final = "process.pid"
+THREAD_ID: Final = "thread.id"
+THREAD_NAME: Final = "thread.name"
 
 # Read order when several families carry the same fact: first present wins.
-READ_MODEL: Final = (GEN_AI_RESPONSE_MODEL, GEN_AI_REQUEST_MODEL, LLM_MODEL_NAME, DUP_MODEL)
+READ_MODEL: Final = (
+    GEN_AI_RESPONSE_MODEL,
+    GEN_AI_REQUEST_MODEL,
+    LLM_MODEL_NAME,
+    EMBEDDING_MODEL_NAME,
+    DUP_MODEL,
+)
 READ_PROMPT_TOKENS: Final = (
     GEN_AI_INPUT_TOKENS,
     LLM_TOKENS_PROMPT,

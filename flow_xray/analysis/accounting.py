@@ -14,10 +14,13 @@ child's response object. Summing them all would multiply the cost. The rule:
    `flow_xray.llm.requests.same_request`. An ancestor whose figure is the sum
    of the requests counted inside it (an agent reporting its total) is not
    counted either. Different response ids are always different requests.
-2. **Siblings that are one request.** Two child spans of one call that report
-   the same request at overlapping times from different instrumentations (two
-   instrumentors patching one client) are one request: the one that started
-   first is counted.
+2. **Siblings that are one request.** Two child spans of one call (or two
+   top-level spans) that report the same request at overlapping times from
+   different instrumentations (two instrumentors patching one client, the
+   provider SDK's own span beside an instrumentor's) are one request: the one
+   closest to the wire is counted (the provider SDK's own span, then an
+   instrumentor's, then flow-xray's; the one that started first on a tie).
+   When the figures of one request differ, the nodes say so (``usage_note``).
 3. Everything else is a request of its own and is counted.
 
 Every span keeps its own figure (the viewer shows it); ``usage_counted`` says
@@ -28,20 +31,25 @@ child failed with the same exception (same type) merely *passed it through*;
 the innermost one is the *origin* (``error_origin``). A failure is *handled*
 (``error_handled``) when some ancestor ended without it. ``Totals.errors``
 counts origins; two sibling instrumentor spans failing for one request count
-once. ``cancelled`` and ``interrupted`` calls are not failures.
+once. The HTTP attempts inside one request (an HTTP client instrumentation's
+spans, one per retry) are part of that request: inside a failed request they are
+one failure with it, inside a request that then succeeded none, so the count
+does not depend on which instrumentations are installed. ``cancelled`` and
+``interrupted`` calls are not failures.
 """
 
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from flow_xray import attributes as attr
-from flow_xray.llm.requests import Request, response_id, same_request
+from flow_xray.llm.requests import Request, response_id, same_request, wire_rank
 from flow_xray.tree.build import build_tree
-from flow_xray.tree.foreign import clean_error_type
+from flow_xray.tree.foreign import clean_error_type, http_status, is_http_attempt
 from flow_xray.tree.model import Totals, TraceNode, TraceResult, child_nodes
 from flow_xray.tree.spans import SpanRecord
 
@@ -194,15 +202,15 @@ def analyze(roots: Sequence[TraceNode]) -> Counts:
     cancelled = interrupted = 0
     # id(anchor) -> (node, requests counted in it) for the picked nodes below it, latest first.
     pending: dict[int, list[tuple[TraceNode, list[_Request]]]] = {}
-    counted: list[_Request] = []  # what reached the top: the totals
     chains: dict[int, TraceNode] = {}  # id(error node) -> origin of its failure
     parents: dict[int, TraceNode | None] = {}
     errors: list[TraceNode] = []
+    tops: list[tuple[TraceNode, list[_Request]]] = []  # what reaches no picked ancestor
     for node, parent, anchor in reversed(picked):  # every node after its descendants
         inside = _usage(node, pending.pop(id(node), None))
         if inside:
             if anchor is None:
-                counted.extend(inside)
+                tops.append((node, inside))
             else:
                 pending.setdefault(id(anchor), []).append((node, inside))
         status = node.status
@@ -210,10 +218,16 @@ def analyze(roots: Sequence[TraceNode]) -> Counts:
             parents[id(node)] = parent
             errors.append(node)
             _error_origin(node, chains)
+            if parent is not None and parent.status != "error" and _attempt(node):
+                # A failed attempt of a request that then succeeded (retried): shown, not
+                # a failure of the run (without an HTTP instrumentation it is not seen at all).
+                node.error_origin = False
+                _read_attempt(node, None)
         else:
             node.error_origin = node.error_handled = None
             cancelled += status == "cancelled"
             interrupted += status == "interrupted"
+    counted = _usage_from_children(tops) if tops else []  # root-level siblings too
     _mark_handled(errors, parents, chains)
     origins = [node for node in errors if node.error_origin]
     return Counts(
@@ -254,25 +268,70 @@ def _mark_handled(
             node.error_handled = True
 
 
+@dataclass(slots=True)
+class _Child:
+    """A child of a node while its siblings are merged: the requests counted in it."""
+
+    node: TraceNode
+    requests: list[_Request]
+
+
 def _usage_from_children(below: list[tuple[TraceNode, list[_Request]]]) -> list[_Request]:
-    """The requests counted inside a node, after merging siblings that are one request."""
-    inside: list[_Request] = []
-    counted_children: list[_Request] = []
-    for child, child_requests in reversed(below):  # in start order
-        requests = child_requests
-        if child.usage_counted:
-            own = child_requests[-1]  # a counted child's own request is appended last
-            twin = next((r for r in counted_children if _siblings_same(r, own)), None)
-            if twin is not None:
-                child.usage_counted = False
-                child.usage_note = (
-                    f"same request as sibling span {twin.node.name!r} (counted there)"
-                )
-                requests = child_requests[:-1]
-            else:
-                counted_children.append(own)
-        inside.extend(requests)
-    return inside
+    """The requests counted inside a node, after merging siblings that are one request.
+
+    Of two siblings reporting one request, the one closest to the wire is
+    counted (`flow_xray.llm.requests.wire_rank`: the provider SDK's own span,
+    then an instrumentor's, then flow-xray's), the earlier one on a tie; when
+    their figures differ both nodes say so in ``usage_note``.
+    """
+    entries = [_Child(child, requests) for child, requests in reversed(below)]  # start order
+    kept: list[_Child] = []  # entries whose own request (their last) is counted
+    for entry in entries:
+        if not entry.node.usage_counted:
+            continue
+        own = entry.requests[-1]  # a counted child's own request is appended last
+        twin = next((k for k in kept if _siblings_same(k.requests[-1], own)), None)
+        if twin is None:
+            kept.append(entry)
+            continue
+        if wire_rank(_scope(entry.node)) < wire_rank(_scope(twin.node)):
+            kept[kept.index(twin)] = entry
+            _merge_siblings(entry, twin)
+        else:
+            _merge_siblings(twin, entry)
+    return [request for entry in entries for request in entry.requests]
+
+
+def _merge_siblings(winner: _Child, loser: _Child) -> None:
+    """``loser``'s own request is ``winner``'s: not counted, and any disagreement shown."""
+    kept_node, dropped = winner.node, loser.node
+    kept_request, dropped_request = winner.requests[-1].request, loser.requests[-1].request
+    closer = wire_rank(_scope(kept_node)) < wire_rank(_scope(dropped))
+    why = ", closer to the provider" if closer else ""
+    where = f"sibling span {kept_node.name!r} (counted there{why})"
+    dropped.usage_counted = False
+    dropped.usage_note = f"same request as {where}{_differs(dropped_request, kept_request)}"
+    loser.requests = loser.requests[:-1]
+    if _figures(kept_request) != _figures(dropped_request):
+        kept_node.usage_note = (
+            f"span {dropped.name!r} reported {_shown(dropped_request)} tokens for this request; "
+            f"this span's {_shown(kept_request)} is counted"
+        )
+
+
+def _figures(request: Request) -> tuple[int | None, int | None]:
+    return request.input_tokens, request.output_tokens
+
+
+def _shown(request: Request) -> str:
+    return f"{request.input_tokens}/{request.output_tokens}"
+
+
+def _differs(here: Request, there: Request) -> str:
+    """``", which reported a/b; this span c/d"`` when two figures of one request differ."""
+    if _figures(here) == _figures(there):
+        return ""
+    return f", which reported {_shown(there)} tokens; this span {_shown(here)}"
 
 
 def _siblings_same(a: _Request, b: _Request) -> bool:
@@ -290,7 +349,8 @@ def _decide(node: TraceNode, own: _Request, inside: Sequence[_Request]) -> tuple
         if same_request(own.request, request.request):
             direct = any(child is request.node for child in node.children)
             where = "child span" if direct else "span"
-            return False, f"same request as {where} {request.node.name!r} (counted there)"
+            differs = _differs(own.request, request.request)
+            return False, f"same request as {where} {request.node.name!r} (counted there){differs}"
     if len(inside) > 1 and own.request.output_tokens is not None:
         prompt = sum(r.request.input_tokens or 0 for r in inside)
         completion = sum(r.request.output_tokens or 0 for r in inside)
@@ -317,8 +377,42 @@ def _error_key(node: TraceNode) -> str:
 
 
 def _http_status(node: TraceNode) -> str | None:
-    code = node.attributes.get(attr.HTTP_STATUS_CODE)
-    return str(code) if isinstance(code, int) and code >= 400 else None
+    code = http_status(node.attributes)
+    return str(code) if code is not None and code >= 400 else None
+
+
+def _attempt(node: TraceNode) -> bool:
+    return is_http_attempt(node.attributes)
+
+
+# The provider's error kind in an SDK's exception text: ``{'type': 'rate_limit_error'}``.
+_ERROR_KIND = re.compile(r"""['"]type['"]\s*:\s*['"]([A-Za-z_][\w.-]*)['"]""")
+
+
+def _read_attempt(node: TraceNode, request: TraceNode | None) -> None:
+    """A failed HTTP attempt reads with its status and, from the request that failed with
+    it, the provider's error kind: ``HTTP 429 rate_limit_error`` rather than ``error``."""
+    code = _http_status(node)
+    if code is None or node.error not in ("error", f"HTTP {code}", None):
+        return
+    kind = _request_error_kind(request) if request is not None else None
+    node.error = f"HTTP {code} {kind}" if kind else f"HTTP {code}"
+
+
+def _request_error_kind(request: TraceNode) -> str | None:
+    """What the provider called a failed request's error: the ``type`` in its body as the
+    SDK's message quotes it, else its ``error.type``, else the exception's type name."""
+    found = _ERROR_KIND.search(request.error or "")
+    if found and found.group(1) != "error":  # Anthropic wraps the body: {'type': 'error', ...}
+        return found.group(1)
+    bodies = _ERROR_KIND.findall(request.error or "")
+    if len(bodies) > 1:
+        return str(bodies[1])
+    kind = clean_error_type(request.attributes.get(attr.ERROR_TYPE))
+    if kind:
+        return kind.rpartition(".")[2]
+    head = (request.error or "").partition(":")[0].strip()
+    return head if head and " " not in head and head != "error" else None
 
 
 _GROUPS = frozenset({"exceptiongroup", "baseexceptiongroup"})
@@ -326,6 +420,8 @@ _GROUPS = frozenset({"exceptiongroup", "baseexceptiongroup"})
 
 def _same_failure(parent: TraceNode, parent_key: str, child: TraceNode) -> bool:
     """Whether ``child``'s failure is the one ``parent`` failed with (passed up, not new)."""
+    if _attempt(child):  # an HTTP attempt inside a failed request is part of its failure
+        return True
     child_key = _error_key(child)
     if not parent_key or not child_key or child_key == parent_key:
         return True
@@ -347,9 +443,14 @@ def _error_origin(node: TraceNode, chains: dict[int, TraceNode]) -> None:
     node.error_origin = False
     first = matched[0]
     chains[id(node)] = chains[id(first)]
+    for attempt in (c for c in matched if _attempt(c)):
+        _read_attempt(attempt, node)
     for other in matched[1:]:
-        # Two instrumentations reporting one failed request, side by side: one failure.
-        if _scope(other) != _scope(first) and _overlap(other, first):
+        # Two instrumentations reporting one failed request side by side, or the HTTP
+        # attempts (retries) of one request: one failure.
+        if (_scope(other) != _scope(first) and _overlap(other, first)) or (
+            _attempt(other) and _attempt(first)
+        ):
             old = chains[id(other)]
             old.error_origin = False
             _rechain(other, chains, old, chains[id(first)])

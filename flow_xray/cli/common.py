@@ -89,7 +89,7 @@ def start_export(
     """
     # The SDK loads only for the commands that export.
     from flow_xray.sdk.otlp_target import endpoint_from_env  # noqa: PLC0415
-    from flow_xray.sdk.provider import configure  # noqa: PLC0415
+    from flow_xray.sdk.provider import configure, environment_service_name  # noqa: PLC0415
 
     if json_path:
         if os.path.basename(json_path) == "-":
@@ -117,7 +117,9 @@ def start_export(
                 endpoint=endpoint,
                 protocol=protocol,
                 headers=headers,
-                service_name=service_name or default_service_name,
+                # OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES name the service before a default.
+                service_name=service_name
+                or (None if environment_service_name() else default_service_name),
                 json_path=json_path,
             )
     except FlowXrayError as exc:

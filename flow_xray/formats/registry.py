@@ -4,20 +4,27 @@ A file is read once, parsed as JSON (a whole document, or one document per
 line), and handed to the first format in `FORMATS` that recognises it. Each
 format is a module of this package with a test and a reader of the `Parsed`
 file; adding a format means adding its module and one `TraceFormat` entry.
-Formats flow-xray does not read are named in the error (`unsupported_format`).
+A file no format recognises is one error naming every format read.
 No OpenTelemetry here: reading a trace never loads the SDK or protobuf.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from flow_xray import jsontext
 from flow_xray.errors import TraceFileError
 from flow_xray.files import read_text
-from flow_xray.formats import flow_xray_json, jaeger_json, otlp_json, span_json
+from flow_xray.formats import (
+    backend_api,
+    chrome_trace,
+    flow_xray_json,
+    jaeger_json,
+    otlp_json,
+    span_json,
+    zipkin_json,
+)
 from flow_xray.formats.parsed import Parsed, TraceFormat
 from flow_xray.tree.model import TraceResult
 
@@ -46,6 +53,21 @@ FORMATS: tuple[TraceFormat, ...] = (
         span_json.recognises,
         span_json.read,
     ),
+    TraceFormat(
+        "Tempo / Jaeger v3 API answer",
+        "Tempo's GET /api/traces/<id> or /api/v2/traces/<id>, Jaeger's /api/v3/traces/<id>",
+        backend_api.recognises,
+        backend_api.read,
+    ),
+    TraceFormat(
+        "Zipkin v2 JSON", "a JSON array of Zipkin spans", zipkin_json.recognises, zipkin_json.read
+    ),
+    TraceFormat(
+        "Chrome trace events",
+        "viztracer, chrome://tracing: {'traceEvents': [...]} or a bare array of events",
+        chrome_trace.recognises,
+        chrome_trace.read,
+    ),
 )
 
 
@@ -58,8 +80,9 @@ def load_trace(path: str | os.PathLike[str]) -> TraceResult:
     (``jq .`` output), with camelCase or snake_case keys; Jaeger JSON, what
     Jaeger's UI and query API return for a trace (``GET /api/traces/ID``);
     Phoenix's span exports (``/v1/projects/<p>/spans`` and ``/spans/otlpv1``);
-    and the SDK's ``ConsoleSpanExporter`` output. Zipkin v2 and Chrome
-    trace-event files get an error naming their format.
+    the SDK's ``ConsoleSpanExporter`` output; Tempo's ``/api/traces/<id>`` and
+    ``/api/v2/traces/<id>`` and Jaeger's ``/api/v3/traces/<id>`` answers; Zipkin
+    v2 JSON; and Chrome trace-event files (viztracer) as a call tree.
 
     Only a regular file is read, or standard input for ``-``: a FIFO, a device
     or a directory is refused at once (`flow_xray.files.read_text`), never waited on.
@@ -87,37 +110,12 @@ def load_trace(path: str | os.PathLike[str]) -> TraceResult:
                 return fmt.read(parsed)
             except TraceFileError as exc:
                 raise TraceFileError(f"{label}: {exc}") from None
-    known = unsupported_format(documents)
-    if known is not None:
-        raise TraceFileError(f"{label} is {known}")
-    names = " or ".join(f"{fmt.name} ({fmt.hint})" for fmt in FORMATS)
+    # Names only past the first, flow-xray's own: the line must stay short (each
+    # format's hint is in its module).
+    first, *others = FORMATS
+    names = ", ".join([f"{first.name} ({first.hint})", *(f.name for f in others[:-1])])
+    names += f" or {others[-1].name}"
     raise TraceFileError(f"{label} is not a trace: not {names}")
-
-
-def unsupported_format(documents: Sequence[Any]) -> str | None:
-    """The name of a known trace format flow-xray does not read, with what to do; else None."""
-    first = documents[0] if documents else None
-    items = first if isinstance(first, list) else None
-    if isinstance(first, Mapping) and isinstance(first.get("traceEvents"), list):
-        return _CHROME
-    if items and all(isinstance(i, Mapping) for i in items):
-        sample = items[0]
-        if {"traceId", "id"} <= sample.keys() and (
-            "timestamp" in sample or "localEndpoint" in sample
-        ):
-            return (
-                "a Zipkin v2 JSON file, which flow-xray does not read; export the spans as "
-                "OTLP JSON instead (the Collector's file exporter, or flow-xray run --otlp-json)"
-            )
-        if {"ph", "ts"} <= sample.keys():
-            return _CHROME
-    return None
-
-
-_CHROME = (
-    "a Chrome trace-event file (chrome://tracing, Perfetto), which flow-xray does not read; "
-    "it holds timed events, not OpenTelemetry spans"
-)
 
 
 def _documents(text: str, label: str) -> list[Any]:

@@ -6,7 +6,8 @@
   attributes as a plain object.
 - Arize Phoenix's span export (``GET /v1/projects/<p>/spans``): the same shape
   inside ``{"data": [...]}``, with ``status_code`` / ``status_message`` and
-  ``span_kind`` at the top; and its OTLP flavour (``/spans/otlpv1``): OTLP
+  ``span_kind`` at the top (kept as the span's ``openinference.span.kind``);
+  and its OTLP flavour (``/spans/otlpv1``): OTLP
   spans with snake_case keys and every AnyValue field written, the unused ones
   null, read by the OTLP reader.
 
@@ -29,6 +30,7 @@ __all__ = ["is_span_json", "read", "read_span_json", "recognises", "span_list"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _STATUS = {"UNSET": "UNSET", "OK": "OK", "ERROR": "ERROR"}
+_NO_KIND = frozenset({"", "UNKNOWN"})
 
 
 def span_list(document: Any) -> list[Any] | None:
@@ -125,6 +127,9 @@ def _span(span: Mapping[str, Any]) -> SpanRecord:
     )
     status, message = _status(span)
     attributes = _attributes(span.get("attributes"))
+    kind = span.get("span_kind")  # Phoenix's: the OpenInference kind it recorded or inferred
+    if isinstance(kind, str) and kind.upper() not in _NO_KIND and attr.SPAN_KIND not in attributes:
+        attributes[attr.SPAN_KIND] = kind.upper()
     scope = span.get("instrumentation_scope") or span.get("instrumentation_info")
     scope_name = scope.get("name") if isinstance(scope, Mapping) else None
     if isinstance(scope_name, str) and scope_name and scope_name != attr.TRACER_NAME:

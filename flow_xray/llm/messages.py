@@ -71,17 +71,24 @@ def input_message_attributes(arguments: Mapping[str, Any]) -> dict[str, Any]:
     """OpenInference input attributes for a call's bound arguments; {} when they hold no chat.
 
     The first argument that is a list of ``{"role": ...}`` mappings is the
-    conversation (an Anthropic-style ``system`` string goes first);
-    ``llm.invocation_parameters`` gets the other plain-valued arguments.
+    conversation (an Anthropic-style ``system`` string goes first); with none,
+    a prompt string (``ask(prompt: str)``: an argument named like a prompt, or
+    the only text argument) is one user message. ``llm.invocation_parameters``
+    gets the other plain-valued arguments.
     """
     name = next((k for k, v in arguments.items() if _is_chat(v)), None)
-    if name is None:
+    prompt = _prompt_argument(arguments) if name is None else None
+    if name is None and prompt is None:
         return {}
     messages: list[tuple[str, str | None]] = []
     system = arguments.get("system")
     if isinstance(system, str):
         messages.append(("system", system))
-    messages.extend((str(m["role"]), _text(m.get("content"))) for m in arguments[name])
+    if name is not None:
+        messages.extend((str(m["role"]), _text(m.get("content"))) for m in arguments[name])
+    elif prompt is not None:
+        name = prompt
+        messages.append(("user", arguments[prompt]))
     out = _flatten(attr.LLM_INPUT_MESSAGES, messages)
     settings = {
         k: v
@@ -91,6 +98,26 @@ def input_message_attributes(arguments: Mapping[str, Any]) -> dict[str, Any]:
     if settings:
         out[attr.LLM_INVOCATION_PARAMETERS] = settings
     return out
+
+
+_PROMPT_NAMES: Final = ("prompt", "question", "query", "input", "text", "message", "content")
+# Text arguments that are settings, not the prompt.
+_NOT_PROMPTS: Final = frozenset(
+    {"system", "model", "provider", "instructions", "user", "name", "role", "stop", "format"}
+)
+
+
+def _prompt_argument(arguments: Mapping[str, Any]) -> str | None:
+    """The argument holding a plain prompt string, or None."""
+    texts = [
+        k
+        for k, v in arguments.items()
+        if isinstance(v, str) and v and k.lower() not in _NOT_PROMPTS
+    ]
+    named = [k for k in texts if k.lower() in _PROMPT_NAMES]
+    if named:
+        return named[0]
+    return texts[0] if len(texts) == 1 else None
 
 
 def _reply_messages(response: Any) -> list[Any]:

@@ -57,6 +57,7 @@ class _Table:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.as_of: str | None = None
+        self.as_of_by_provider: dict[str, str] = {}
         self.prices: dict[str, Price] | None = None
         self.cache: dict[str, Price | None] = {}
 
@@ -68,6 +69,9 @@ class _Table:
                     table = resources.files("flow_xray.llm") / "data" / "prices.json"
                     raw = json.loads(table.read_text("utf-8"))
                     self.as_of = str(raw["as_of"])
+                    self.as_of_by_provider = {
+                        str(k): str(v) for k, v in (raw.get("as_of_by_provider") or {}).items()
+                    }
                     self.prices = {
                         name.lower(): Price(float(p["input"]), float(p["output"]))
                         for name, p in raw["models"].items()
@@ -198,11 +202,26 @@ def register_prices(
         _TABLE.cache = {}
 
 
+def prices_as_of(provider: str | None = None) -> str:
+    """The date the shipped prices were checked: the table's, or one provider's when its
+    prices were checked later (``prices_as_of("anthropic")``)."""
+    _TABLE.load()
+    if provider is not None and provider.lower() in _TABLE.as_of_by_provider:
+        return _TABLE.as_of_by_provider[provider.lower()]
+    return _TABLE.as_of or ""
+
+
 def __getattr__(name: str) -> str:
     if name == "PRICES_AS_OF":
-        _TABLE.load()
-        return _TABLE.as_of or ""
+        return prices_as_of()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["PRICES_AS_OF", "Price", "cost_usd", "price_for", "register_prices"]  # noqa: F822
+__all__ = [  # noqa: F822
+    "PRICES_AS_OF",
+    "Price",
+    "cost_usd",
+    "price_for",
+    "prices_as_of",
+    "register_prices",
+]

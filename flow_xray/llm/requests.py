@@ -10,7 +10,10 @@ ask `same_request`:
   token counts count the request once; the reports come from
   `report_from_attributes` on every finished span;
 - when counting a finished tree (`flow_xray.analysis.accounting`): each request
-  is counted once in the totals.
+  is counted once in the totals; flow-xray's export pipelines apply that same
+  pass to the spans of each request before they leave
+  (`flow_xray.sdk.usage_gate`), so what a backend adds up counts it once too,
+  whichever span ends first.
 
 Both read the provider's response id from the same keys (`response_id`:
 ``gen_ai.response.id``, which OpenLLMetry and the official instrumentations
@@ -41,7 +44,12 @@ __all__ = [
     "report_from_attributes",
     "response_id",
     "same_request",
+    "wire_rank",
 ]
+
+# Instrumentation scopes of the provider SDKs' own spans: what they report is read from
+# the response, closest to the wire.
+PROVIDER_SDK_SCOPES: Final = A.PROVIDER_SDK_SCOPES
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +88,16 @@ def models_match(a: str | None, b: str | None) -> bool:
         return True
     a, b = a.lower().rsplit("/", 1)[-1], b.lower().rsplit("/", 1)[-1]
     return a.startswith(b) or b.startswith(a)
+
+
+def wire_rank(scope: str | None) -> int:
+    """How far from the wire a span reporting a request is: 0 for the provider SDK's own
+    span, 1 for another instrumentation's (an instrumentor, by its scope), 2 for
+    flow-xray's (no scope). Of two figures for one request, the lower rank is kept.
+    """
+    if not scope:
+        return 2
+    return 0 if scope.lower().startswith(PROVIDER_SDK_SCOPES) else 1
 
 
 def response_id(attributes: Mapping[str, Any]) -> str | None:

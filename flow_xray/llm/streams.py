@@ -26,8 +26,11 @@ from flow_xray.serialize.shapes import module_root
 
 __all__ = ["StreamEnd", "StreamUsage", "is_stream", "stream_usage_for", "watch_stream"]
 
-# Called once when a watched stream ends: (usage or None, how it ended, error or None).
-StreamEnd = Callable[[Usage | None, str, BaseException | None], None]
+# Called once when a watched stream ends: (usage or None, how it ended, error or None,
+# the text it streamed or None).
+StreamEnd = Callable[[Usage | None, str, BaseException | None, str | None], None]
+# The streamed text kept for the reply (a span attribute is capped far below this anyway).
+_MAX_TEXT: Final = 65_536
 
 _STREAM_MODULES: Final = frozenset({"openai", "anthropic"})
 _EVENT_TYPES: Final = frozenset(
@@ -81,9 +84,10 @@ class StreamUsage:
         (12, 7)
     """
 
-    __slots__ = ("_final", "_input", "_model", "_output", "_provider", "_responses")
+    __slots__ = ("_final", "_input", "_model", "_output", "_provider", "_responses", "_text")
 
     def __init__(self) -> None:
+        self._text: list[str] = []  # the reply's text deltas, bounded (`text`)
         self._final: Usage | None = None  # a complete figure (last chunk, final message)
         self._responses: list[Usage] = []  # whole responses yielded one by one
         self._model: str | None = None
@@ -96,8 +100,26 @@ class StreamUsage:
         with contextlib.suppress(Exception):  # an odd event is not ours to surface
             self._add(event)
 
+    def text(self) -> str | None:
+        """The text the stream carried (its reply), or None when it carried none."""
+        return "".join(self._text) or None
+
+    def _add_text(self, event: Any, kind: Any) -> None:
+        if kind == "content_block_delta":  # Anthropic
+            piece = _get(_get(event, "delta"), "text")
+        elif kind == "response.output_text.delta":  # Responses
+            piece = _get(event, "delta")
+        elif _get(event, "object") == "chat.completion.chunk":  # OpenAI Chat Completions
+            choices = _get(event, "choices") or ()
+            piece = _get(_get(choices[0], "delta"), "content") if choices else None
+        else:
+            return
+        if isinstance(piece, str) and sum(map(len, self._text)) < _MAX_TEXT:
+            self._text.append(piece)
+
     def _add(self, event: Any) -> None:
         kind = _get(event, "type")
+        self._add_text(event, kind)
         if kind == "message_start":  # Anthropic: input tokens and the model
             message = _get(event, "message")
             start = usage_from_response(message)
@@ -201,7 +223,7 @@ class _Once:
         with self._lock:
             end, self._end = self._end, None
         if end is not None:
-            end(self.acc.usage(), how, error)
+            end(self.acc.usage(), how, error, self.acc.text())
 
 
 @contextlib.contextmanager

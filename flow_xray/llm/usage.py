@@ -336,11 +336,17 @@ def make_usage(
 def duplicate_usage_attributes(usage: Usage, counted_in: str) -> dict[str, str | int]:
     """Attributes for a figure another span already reports for the same request.
 
-    Written under ``flow_xray.usage.*`` only, so backends that add up
-    ``llm.token_count.*`` / ``gen_ai.usage.*`` across a trace (Phoenix,
-    Langfuse) count the request once; flow-xray still shows the figure.
+    The tokens go under ``flow_xray.usage.*`` only, so backends that add up
+    ``llm.token_count.*`` / ``gen_ai.usage.*`` / ``llm.cost.*`` across a trace
+    (Phoenix, Langfuse) count the request once; flow-xray still shows the
+    figure. The model stays under its standard names (a backend still shows
+    which model the call used).
     """
     out: dict[str, str | int] = {A.USAGE_COUNTED_IN: counted_in}
+    if usage.model:
+        out[A.GEN_AI_REQUEST_MODEL] = out[A.LLM_MODEL_NAME] = usage.model
+        if usage.from_response:
+            out[A.GEN_AI_RESPONSE_MODEL] = usage.model
     for key, value in (
         (A.DUP_MODEL, usage.model),
         (A.DUP_INPUT_TOKENS, usage.input_tokens),
@@ -350,6 +356,94 @@ def duplicate_usage_attributes(usage: Usage, counted_in: str) -> dict[str, str |
         if value is not None:
             out[key] = value
     return out
+
+
+# The keys backends add up over a trace's spans: a figure counted elsewhere leaves them.
+SUMMED_KEYS: Final = frozenset(
+    {
+        A.GEN_AI_INPUT_TOKENS,
+        A.GEN_AI_OUTPUT_TOKENS,
+        A.GEN_AI_PROMPT_TOKENS_DEPRECATED,
+        A.GEN_AI_COMPLETION_TOKENS_DEPRECATED,
+        A.LLM_TOKENS_PROMPT,
+        A.LLM_TOKENS_COMPLETION,
+        A.LLM_TOKENS_TOTAL,
+        A.LLM_COST_PROMPT,
+        A.LLM_COST_COMPLETION,
+        A.LLM_COST_TOTAL,
+    }
+)
+
+
+def _first_count(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:
+    for key in keys:
+        value = attributes.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+    return None
+
+
+def _first_text(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
+    return next((v for k in keys if isinstance(v := attributes.get(k), str) and v), None)
+
+
+def as_duplicate(attributes: Mapping[str, Any], counted_in: str) -> dict[str, Any]:
+    """A finished span's attributes with its figure written as another span's duplicate.
+
+    What `duplicate_usage_attributes` writes while recording, applied on export
+    to a span of any tracer once its request's owner is known: the summed keys
+    (`SUMMED_KEYS`) leave, the tokens go under ``flow_xray.usage.*`` with
+    ``flow_xray.usage.counted_in``; the model and everything else stay.
+    """
+    out = {k: v for k, v in attributes.items() if k not in SUMMED_KEYS}
+    out[A.USAGE_COUNTED_IN] = counted_in
+    for key, read in (
+        (A.DUP_INPUT_TOKENS, A.READ_PROMPT_TOKENS),
+        (A.DUP_OUTPUT_TOKENS, A.READ_COMPLETION_TOKENS),
+    ):
+        value = _first_count(attributes, read)
+        if value is not None:
+            out[key] = value
+    model = _first_text(attributes, A.READ_MODEL)
+    if model is not None:
+        out[A.DUP_MODEL] = model
+    return out
+
+
+def with_both_families(attributes: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A counted span's attributes with its figure under every summed name, or None
+    when nothing is missing.
+
+    Backends add up one family each (Phoenix ``llm.token_count.*`` and
+    ``llm.cost.*``, GenAI-based ones ``gen_ai.usage.*``), and the span that
+    counts a request may be another tracer's writing only one family (the
+    provider SDK's own span, an instrumentor's): the other family's tokens and
+    model name are added, and ``llm.cost.*`` from the price table when it has a
+    model and no cost.
+    """
+    prompt = _first_count(attributes, A.READ_PROMPT_TOKENS)
+    completion = _first_count(attributes, A.READ_COMPLETION_TOKENS)
+    if prompt is None and completion is None:
+        return None
+    added: dict[str, Any] = {}
+    for keys, value in (
+        ((A.GEN_AI_INPUT_TOKENS, A.LLM_TOKENS_PROMPT), prompt),
+        ((A.GEN_AI_OUTPUT_TOKENS, A.LLM_TOKENS_COMPLETION), completion),
+    ):
+        if value is not None:
+            added.update({key: value for key in keys if key not in attributes})
+    if A.LLM_TOKENS_TOTAL not in attributes:
+        added[A.LLM_TOKENS_TOTAL] = (prompt or 0) + (completion or 0)
+    model = _first_text(attributes, A.READ_MODEL)
+    if model is not None:  # Phoenix prices a span by llm.model_name
+        added.update(
+            {k: model for k in (A.LLM_MODEL_NAME, A.GEN_AI_REQUEST_MODEL) if k not in attributes}
+        )
+    if A.LLM_COST_TOTAL not in attributes and model is not None:
+        cost = pricing.cost_usd(model, prompt, completion)
+        if cost is not None:
+            added[A.LLM_COST_PROMPT], added[A.LLM_COST_COMPLETION], added[A.LLM_COST_TOTAL] = cost
+    return {**attributes, **added} if added else None
 
 
 def usage_attributes(usage: Usage) -> dict[str, str | int | float]:
@@ -392,10 +486,13 @@ def usage_attributes(usage: Usage) -> dict[str, str | int | float]:
 
 
 __all__ = [
+    "SUMMED_KEYS",
     "Usage",
+    "as_duplicate",
     "duplicate_usage_attributes",
     "field",
     "make_usage",
     "usage_attributes",
     "usage_from_response",
+    "with_both_families",
 ]

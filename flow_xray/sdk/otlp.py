@@ -1,4 +1,4 @@
-"""OTLP export plumbing: exporters and loss accounting.
+"""OTLP export plumbing: exporters, loss accounting, and usage counted once on the wire.
 
 `ExportPipeline` wraps one exporter in a batch processor that counts every span
 it was handed and every span the destination accepted, so the difference — spans
@@ -21,7 +21,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 from flow_xray.runtime import patches
@@ -29,6 +30,7 @@ from flow_xray.runtime.sdk_state import EXPORT, LOG_SCOPE
 from flow_xray.sdk.otlp_response import CheckingSession, Verdict
 from flow_xray.sdk.otlp_target import GRPC, OtlpTarget
 from flow_xray.sdk.span_text import exportable_spans
+from flow_xray.sdk.usage_gate import UsageGate
 from flow_xray.serialize import get_limits, scrub_text
 from flow_xray.terminal import one_line
 
@@ -183,6 +185,8 @@ class CountingBatchSpanProcessor(BatchSpanProcessor, _LogSink):
 
     The SDK logs a warning for every span a full queue drops; here the first
     drop gives one warning and the total goes into the loss report at exit.
+    Spans reporting LLM usage pass a `UsageGate` first: each request's figure
+    reaches the destination under the summed names once.
     """
 
     def __init__(
@@ -194,18 +198,39 @@ class CountingBatchSpanProcessor(BatchSpanProcessor, _LogSink):
         self._warned_full = False
         self.submitted = 0
         self.abandoned = False
+        self.gate = UsageGate(self._enqueue)
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        """Tell the usage gate (the SDK's batch processor does nothing here)."""
+        context = span.context
+        if not self.abandoned and context is not None and context.trace_flags.sampled:
+            self.gate.started(span)
 
     def on_end(self, span: ReadableSpan) -> None:
-        """Count, then enqueue (a full queue drops the span; the count makes that visible)."""
+        """Count, then enqueue through the usage gate (a full queue drops the span; the
+        count makes that visible)."""
         if self.abandoned or span.context is None or not span.context.trace_flags.sampled:
             return
         with self._count_lock:
             self.submitted += 1
+        self.gate.ended(span)
+
+    def _enqueue(self, span: ReadableSpan) -> None:
         previous, LOG_SCOPE.sink = LOG_SCOPE.sink, self
         try:
             super().on_end(span)
         finally:
             LOG_SCOPE.sink = previous
+
+    def force_flush(self, timeout_millis: int | None = None) -> bool:
+        """Release the spans the usage gate holds, then flush the queue."""
+        self.gate.release_all()
+        return super().force_flush(timeout_millis)
+
+    def shutdown(self) -> None:
+        """Release the spans the usage gate holds, then shut the batch processor down."""
+        self.gate.release_all()
+        super().shutdown()  # type: ignore[no-untyped-call]  # the SDK leaves it unannotated
 
     def note(self, message: str) -> None:
         """Turn the SDK's per-span "Queue full" warnings into one."""

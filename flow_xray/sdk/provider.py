@@ -36,7 +36,7 @@ from flow_xray.sdk.otlp import ExportPipeline, build_exporter, close_all, flush_
 from flow_xray.sdk.otlp_json_export import OtlpJsonFileExporter
 from flow_xray.sdk.otlp_target import OtlpTarget, resolve_target
 
-__all__ = ["configure", "flush", "shutdown"]
+__all__ = ["configure", "environment_service_name", "flush", "shutdown"]
 
 logger = logging.getLogger("flow_xray")
 
@@ -66,6 +66,15 @@ def _resource(
         attributes[SERVICE_NAME] = service_name
     # Resource.create merges OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME under ours.
     return Resource.create(attributes)  # type: ignore[arg-type]
+
+
+def environment_service_name() -> str | None:
+    """The service name ``OTEL_SERVICE_NAME`` or ``OTEL_RESOURCE_ATTRIBUTES`` sets, or None.
+
+    A command's own default name (``flow-xray demo``'s) applies only without one.
+    """
+    name = Resource.create().attributes.get(SERVICE_NAME)
+    return name if isinstance(name, str) and not name.startswith("unknown_service") else None
 
 
 def _sampler(sample_ratio: float | None) -> Sampler | None:

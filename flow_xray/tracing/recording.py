@@ -154,11 +154,20 @@ def record_result(span: Span, value: Any, usage: Usage | None, llm: bool) -> boo
     return False
 
 
-def _stream_ended(span: Span, usage: Usage | None, how: str, error: BaseException | None) -> None:
-    """A stream a traced call returned has ended: record its usage and end the span."""
+def _stream_ended(
+    span: Span, usage: Usage | None, how: str, error: BaseException | None, text: str | None
+) -> None:
+    """A stream a traced call returned has ended: record its usage and reply, end the span."""
     try:
         if usage is not None:
             record_usage(span, usage)
+        if text:  # the reply the stream carried, where Phoenix and the chat view read one
+            reply = {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "text", "text": text}],
+            }
+            _record_messages(span, output_message_attributes(reply))
         outcome = None if error is None else stopped_outcome(error)
         if outcome is not None and error is not None:
             record_stopped(span, error, outcome)

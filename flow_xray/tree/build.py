@@ -1,6 +1,7 @@
 """Build `TraceNode` trees from plain span records — a pure function, no OpenTelemetry.
 
-`build_tree` links spans into a forest by their parent ids, in start order.
+`build_tree` links spans into a forest by their parent ids, in start order
+(two instrumentations' wrong parents corrected first: `flow_xray.tree.fixups`).
 A `SpanStore`'s spans become `LazyNode`s whose details are read from their
 rows on first use (`flow_xray.tree.rows`); other records are made into nodes
 at once (`flow_xray.tree.fields`). The accounting fields are left unset: the
@@ -17,6 +18,7 @@ from typing import Any
 
 from flow_xray import attributes as attr
 from flow_xray.tree.fields import node_status, record_status, to_node
+from flow_xray.tree.fixups import fix_parents
 from flow_xray.tree.lazy import lazy_nodes
 from flow_xray.tree.model import TraceNode, TraceResult
 from flow_xray.tree.plan import USAGE_KEYS
@@ -67,6 +69,7 @@ def _build(spans: Sequence[SpanRecord], origin: int, store: SpanStore | None) ->
     kept, keys, starts, parents = _parent_rows(keys, parent_keys, starts, store)
     del parent_keys
     _cut_cycles(parents, starts, keys)
+    fix_parents(parents, starts, spans, store, kept)  # two instrumentations' wrong parents
     order = _start_order(starts, keys)
     del keys, starts
     nodes = _nodes(spans, store, kept, origin)

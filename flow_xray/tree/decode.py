@@ -52,10 +52,17 @@ _DECODER = json.JSONDecoder()
 _SCAN: Any = json.scanner.make_scanner(_DECODER)  # type: ignore[arg-type]  # typeshed types it as a class
 
 
-def kind_of(attrs: Mapping[str, Any]) -> str:
+def kind_of(attrs: Mapping[str, Any], others: Mapping[str, Any] | None = None) -> str:
+    """A node's kind: the declared OpenInference kind, else the GenAI operation's
+    (``gen_ai.operation.name`` in ``others``: ``invoke_agent`` is an agent,
+    ``execute_tool`` a tool, ``chat`` an llm call), else ``llm`` for a span with a
+    model or tokens, else ``span``."""
     kind = declared_kind(attrs.get(attr.SPAN_KIND))
     if kind:
         return kind
+    operation = others.get(attr.GEN_AI_OPERATION_NAME) if others else None
+    if isinstance(operation, str) and operation in attr.OPERATION_KINDS:
+        return attr.OPERATION_KINDS[operation]
     if (
         _first(attrs, attr.READ_MODEL) is not None
         or _first(attrs, attr.READ_PROMPT_TOKENS) is not None

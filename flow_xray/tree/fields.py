@@ -169,7 +169,7 @@ def _fields(
     return (  # SPAN_FIELDS, in order
         f"n{span_id}",
         name,
-        kind_of(consumed),
+        kind_of(consumed, others),
         inputs,
         output,
         error,

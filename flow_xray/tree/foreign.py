@@ -5,13 +5,18 @@ the node's ``inputs["messages"]`` / ``output["messages"]`` as
 ``[{"role": ..., "content": ...}, ...]``:
 
 - GenAI conventions: ``gen_ai.input.messages`` / ``gen_ai.output.messages``, JSON
-  text of ``[{"role", "parts": [{"type": "text", "content"}]}]``;
+  text of ``[{"role", "parts": [{"type": "text", "content"}, ...]}]`` with parts
+  of every type (tool calls and their responses, reasoning, media), and
+  ``gen_ai.system_instructions``;
 - OpenInference: ``llm.input_messages.{i}.message.role`` / ``.content`` (or
   ``.contents.{j}.message_content.text``), ``llm.output_messages.…``;
 - OpenLLMetry: ``gen_ai.prompt.{i}.role`` / ``.content``, ``gen_ai.completion.{i}.…``.
 
 A failed span that carries no message and no exception event still says why:
-its ``error.type`` and ``http.response.status_code`` (``rate_limit_error: HTTP 429``).
+its ``error.type`` and HTTP status (``http.response.status_code``, or the older
+``http.status_code``: ``rate_limit_error: HTTP 429``). An HTTP client span
+(`is_http_attempt`) is one attempt of a request; the accounting counts its
+failure as part of the request it belongs to.
 
 Other instrumentations write whatever their library saw (request headers,
 connection strings, exception text), unscrubbed: `scrub_foreign` applies
@@ -34,6 +39,8 @@ from flow_xray.tree.spans import EventRecord, SpanRecord
 __all__ = [
     "clean_error_type",
     "error_text",
+    "http_status",
+    "is_http_attempt",
     "promote_messages",
     "scrub_attributes",
     "scrub_foreign",
@@ -67,6 +74,27 @@ def clean_error_type(value: Any) -> str | None:
     return match.group(1) if match else value
 
 
+def http_status(attributes: Mapping[str, Any]) -> int | None:
+    """The HTTP response status a span carries (either conventions' key), or None."""
+    for key in attr.READ_HTTP_STATUS:
+        code = attributes.get(key)
+        if isinstance(code, int) and not isinstance(code, bool):
+            return code
+        if isinstance(code, str) and code.isdigit():
+            return int(code)
+    return None
+
+
+def is_http_attempt(attributes: Mapping[str, Any]) -> bool:
+    """Whether another instrumentation's span is one HTTP request attempt (an HTTP client
+    span: a method and no LLM figure), as ``httpx`` / ``requests`` instrumentations write."""
+    return (
+        attr.OTEL_SCOPE_NAME in attributes
+        and (attr.HTTP_REQUEST_METHOD in attributes or attr.HTTP_METHOD_OLD in attributes)
+        and attr.SPAN_KIND not in attributes
+    )
+
+
 def error_text(
     status_message: str | None,
     event_attributes: Mapping[str, Any] | None,
@@ -82,8 +110,8 @@ def error_text(
             message = detail if isinstance(detail, str) and detail else None
     exc_type = exc_type or clean_error_type(attributes.get(attr.ERROR_TYPE))
     if message is None:
-        code = attributes.get(attr.HTTP_STATUS_CODE)
-        http = f"HTTP {code}" if isinstance(code, (int, str)) and str(code).isdigit() else None
+        code = http_status(attributes)
+        http = f"HTTP {code}" if code is not None else None
         parts = [p for p in (exc_type, http) if p]
         return ": ".join(parts) if parts else "error"
     if exc_type:
@@ -98,17 +126,75 @@ def promote_messages(
 ) -> tuple[dict[str, Any], Any]:
     """Move message attributes out of ``others`` into ``inputs`` / ``output``.
 
-    ``inputs["messages"]`` is set unless the inputs already have messages;
-    ``output`` becomes ``{"messages": [...]}`` only when the span recorded no
-    output. The message attributes leave ``others`` once read.
+    ``inputs["messages"]`` is set unless the inputs already have chat messages (the
+    GenAI ``gen_ai.system_instructions`` first, as a ``system`` message);
+    ``output`` becomes ``{"messages": [...]}`` when the span recorded no output,
+    only the repr of a stream it returned (the messages hold what was
+    streamed), or LangChain's serialised result. A GenAI tool span's
+    ``gen_ai.tool.call.arguments`` are its inputs and ``gen_ai.tool.call.result``
+    its output, when it recorded none. The attributes leave ``others`` once read.
     """
     incoming = _genai(others, _GENAI_IN) or _flat_any(others, _FLAT_IN)
     outgoing = _genai(others, _GENAI_OUT) or _flat_any(others, _FLAT_OUT)
-    if incoming and "messages" not in inputs:
+    system = _system_instructions(others)
+    if system is not None:
+        incoming = [system, *(incoming or [])]
+    if incoming and not _chat_shaped(inputs.get("messages")):
         inputs = {**inputs, "messages": incoming}
-    if outgoing and output is None:
+    if outgoing and (output is None or _stream_repr(output) or _generations(output)):
         output = {"messages": outgoing}
+    arguments = others.pop(attr.GEN_AI_TOOL_CALL_ARGUMENTS, None)
+    if arguments is not None and not inputs:
+        decoded = _json_or_text(arguments)
+        inputs = dict(decoded) if isinstance(decoded, Mapping) else {"arguments": decoded}
+    result = others.pop(attr.GEN_AI_TOOL_CALL_RESULT, None)
+    if result is not None and output is None:
+        output = _json_or_text(result)
     return inputs, output
+
+
+def _chat_shaped(messages: Any) -> bool:
+    """Messages a chat view reads (role and content), not another library's serialisation
+    (LangChain's ``[[{"lc": 1, "type": "constructor", ...}]]``)."""
+    return isinstance(messages, (list, tuple)) and any(
+        isinstance(m, Mapping) and "role" in m for m in messages
+    )
+
+
+# How a returned stream's output reads: ``<openai.Stream object at 0x..>``, ``<_Stream for
+# AsyncStream>`` (flow-xray's shape of a stream it watched).
+_STREAM_REPR: Final = re.compile(r"^<[\w. ]*Stream\b")
+
+
+def _generations(output: Any) -> bool:
+    """LangChain's serialised ``LLMResult`` (``{"generations": [[...]]}``): its output
+    messages say the same in a form the chat view reads."""
+    return isinstance(output, Mapping) and "generations" in output
+
+
+def _stream_repr(output: Any) -> bool:
+    return isinstance(output, str) and _STREAM_REPR.match(output) is not None
+
+
+def _json_or_text(value: Any) -> Any:
+    if isinstance(value, str) and value[:1] in ("{", "[", '"'):
+        try:
+            return jsontext.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _system_instructions(others: MutableMapping[str, Any]) -> dict[str, Any] | None:
+    """``gen_ai.system_instructions`` (JSON parts, or text) as one ``system`` message."""
+    raw = others.pop(attr.GEN_AI_SYSTEM_INSTRUCTIONS, None)
+    if raw is None:
+        return None
+    data = _json_or_text(raw)
+    if isinstance(data, list):
+        message = _genai_message({"role": "system", "parts": data})
+        return message if len(message) > 1 else None
+    return {"role": "system", "content": str(data)}
 
 
 def _genai(others: MutableMapping[str, Any], key: str) -> list[dict[str, Any]] | None:
@@ -119,33 +205,107 @@ def _genai(others: MutableMapping[str, Any], key: str) -> list[dict[str, Any]] |
         data = jsontext.loads(raw) if isinstance(raw, str) else raw
     except ValueError:
         return None
-    if not isinstance(data, list):
+    if not isinstance(data, (list, tuple)):
         return None
     messages = [_genai_message(m) for m in data if isinstance(m, Mapping)]
     del others[key]
     return messages
 
 
+# Placeholders for the media parts of a message (their bytes are not shown).
+_MEDIA: Final = frozenset({"blob", "uri", "file", "image", "audio", "video", "media"})
+
+
+@dataclasses.dataclass
+class _Parts:
+    """What a GenAI message's parts hold, by type."""
+
+    texts: list[str] = dataclasses.field(default_factory=list)
+    reasoning: list[str] = dataclasses.field(default_factory=list)
+    calls: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    rest: list[Any] = dataclasses.field(default_factory=list)
+    tool_call_id: str | None = None
+
+    def add(self, part: Any) -> None:
+        kind = part.get("type") if isinstance(part, Mapping) else None
+        if not isinstance(part, Mapping):
+            self.rest.append(part)
+        elif kind == "text" and part.get("content") is not None:
+            self.texts.append(str(part["content"]))
+        elif kind == "tool_call":
+            self.calls.append(_genai_call(part))
+        elif kind == "tool_call_response":
+            if part.get("id") is not None:
+                self.tool_call_id = str(part["id"])
+            response = part.get("response", part.get("result"))
+            self.texts.append(response if isinstance(response, str) else jsontext.dumps(response))
+        elif kind in ("reasoning", "thinking"):
+            self.reasoning.append(str(part.get("content") or ""))
+        elif kind in _MEDIA:
+            self.texts.append(_media(part))
+        else:
+            self.rest.append(part)
+
+
 def _genai_message(message: Mapping[str, Any]) -> dict[str, Any]:
+    """One GenAI message as a chat message: its parts of every type read.
+
+    ``text`` parts are the ``content``; ``tool_call`` parts the ``tool_calls``
+    (``id``, ``name``, ``arguments``); a ``tool_call_response`` part makes it
+    a tool result (``tool_call_id``, its response as the content); ``reasoning``
+    parts the ``reasoning``; media parts (``blob``, ``uri``, ``file``) a
+    placeholder line naming their modality and type. Parts of other types are
+    kept under ``parts``.
+    """
     out: dict[str, Any] = {"role": message.get("role")}
     parts = message.get("parts")
-    if isinstance(parts, list):
-        texts = [
-            str(p.get("content"))
-            for p in parts
-            if isinstance(p, Mapping) and p.get("type") == "text" and p.get("content") is not None
-        ]
-        if texts:
-            out["content"] = "\n".join(texts)
-        rest = [p for p in parts if not (isinstance(p, Mapping) and p.get("type") == "text")]
-        if rest:
-            out["parts"] = rest
-    elif "content" in message:
-        out["content"] = message["content"]
+    if not isinstance(parts, (list, tuple)):
+        if "content" in message:
+            out["content"] = message["content"]
+        _copy_fields(message, out)
+        return out
+    found = _Parts()
+    for part in parts:
+        found.add(part)
+    if found.tool_call_id is not None:
+        out["tool_call_id"] = found.tool_call_id
+        if not found.calls:  # GenAI puts a tool's result in a "user" message: a tool turn
+            out["role"] = "tool"
+    if found.texts:
+        out["content"] = "\n".join(found.texts)
+    if found.calls:
+        out["tool_calls"] = found.calls
+        out.setdefault("content", "")
+    if found.reasoning:
+        out["reasoning"] = "\n".join(found.reasoning)
+    if found.rest:
+        out["parts"] = found.rest
+    _copy_fields(message, out)
+    return out
+
+
+def _genai_call(part: Mapping[str, Any]) -> dict[str, Any]:
+    arguments = part.get("arguments")
+    call = {
+        "name": str(part.get("name") or "?"),
+        "arguments": arguments if isinstance(arguments, str) else jsontext.dumps(arguments),
+    }
+    if part.get("id") is not None:
+        call["id"] = str(part["id"])
+    return call
+
+
+def _media(part: Mapping[str, Any]) -> str:
+    """``[image image/png]``, ``[file report.pdf]``: what a media part was, not its bytes."""
+    what = part.get("modality") or part.get("type")
+    detail = part.get("mime_type") or part.get("uri") or part.get("file_id") or ""
+    return f"[{what} {detail}]".replace(" ]", "]")
+
+
+def _copy_fields(message: Mapping[str, Any], out: dict[str, Any]) -> None:
     for key in ("name", "finish_reason"):
         if message.get(key) is not None:
             out[key] = message[key]
-    return out
 
 
 def _flat_any(

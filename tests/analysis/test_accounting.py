@@ -205,3 +205,84 @@ def test_totals_in_the_json_envelope_follow_the_rules() -> None:
         False,
         False,
     )
+
+
+def test_the_provider_sdks_own_span_is_kept_over_an_instrumentors() -> None:
+    """One request, two sibling figures that disagree: the SDK's own (closest to the wire)
+    is counted whichever started first, and both nodes say what the other reported."""
+    openllmetry = call(
+        "anthropic.chat",
+        tokens=(21, 10),
+        response_id="msg_1",
+        scope="opentelemetry.instrumentation.anthropic",
+        start=1,
+        latency=8,
+    )
+    sdk = call(
+        "messages.create",
+        tokens=(21, 9),
+        response_id="msg_1",
+        scope="com.anthropic.sdk.python",
+        start=1.2,
+        latency=7,
+    )
+    parent = call("ask_claude", openllmetry, sdk, tokens=(21, 9), response_id="msg_1")
+    assert totals(parent).total_tokens == 30
+    assert (sdk.usage_counted, openllmetry.usage_counted, parent.usage_counted) == (
+        True,
+        False,
+        False,
+    )
+    assert openllmetry.usage_note == (
+        "same request as sibling span 'messages.create' (counted there, closer to the provider)"
+        ", which reported 21/9 tokens; this span 21/10"
+    )
+    assert sdk.usage_note == (
+        "span 'anthropic.chat' reported 21/10 tokens for this request; this span's 21/9 is counted"
+    )
+
+
+def test_top_level_siblings_reporting_one_request_count_once() -> None:
+    """Two instrumentors' spans with no traced call around them are one request too."""
+    a = call("ChatCompletion", tokens=(12, 7), scope="openinference", start=1, latency=8)
+    b = call("openai.chat", tokens=(12, 7), scope="openllmetry", start=1.1, latency=7.9)
+    assert totals(a, b).total_tokens == 19
+    assert (a.usage_counted, b.usage_counted) == (True, False)
+
+
+def _attempt(status: int, start: float) -> TraceNode:
+    return call(
+        "POST",
+        scope="opentelemetry.instrumentation.httpx",
+        error="error" if status >= 400 else None,
+        start=start,
+        latency=1,
+        **{"http.method": "POST", "http.status_code": status},
+    )
+
+
+def test_the_http_attempts_of_a_failed_request_are_one_failure() -> None:
+    """Three 429 attempts (two retries) under the SDK call that raised: one failure, and
+    each attempt reads with its status and the provider's error kind."""
+    attempts = [_attempt(429, float(i)) for i in range(3)]
+    request = call(
+        "ask",
+        *attempts,
+        error="RateLimitError: Error code: 429 - {'error': {'message': 'slow down', "
+        "'type': 'rate_limit_error'}}",
+        latency=5,
+    )
+    result = totals(call("agent", request, latency=6))
+    assert (result.errors, result.handled_errors) == (1, 1)
+    assert [a.error for a in attempts] == ["HTTP 429 rate_limit_error"] * 3
+    assert [a.error_origin for a in attempts].count(True) == 1
+
+
+def test_the_failed_attempts_of_a_request_that_succeeded_are_not_failures() -> None:
+    """429, 429, then 200 inside a successful call: no failure, the attempts still shown."""
+    attempts = [_attempt(429, 0.0), _attempt(429, 1.0), _attempt(200, 2.0)]
+    request = call("ask", *attempts, tokens=(12, 7), latency=5)
+    result = totals(call("agent", request, latency=6))
+    assert result.errors == 0
+    assert [a.status for a in attempts] == ["error", "error", "ok"]
+    assert attempts[0].error == "HTTP 429" and attempts[0].error_origin is False

@@ -162,24 +162,41 @@ def test_phoenix_span_list(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("content", "named"),
+    ("content", "names"),
     [
         (
             [{"traceId": TRACE, "id": ROOT, "name": "get", "timestamp": 1, "duration": 5}],
-            "Zipkin v2 JSON",
+            ["get"],
         ),
-        ({"traceEvents": [{"name": "x", "ph": "X", "ts": 1, "dur": 2}]}, "Chrome trace-event"),
-        ([{"name": "x", "ph": "B", "ts": 1, "pid": 1, "tid": 1}], "Chrome trace-event"),
+        ({"traceEvents": [{"name": "x", "ph": "X", "ts": 1, "dur": 2}]}, ["x"]),
+        (
+            [
+                {"name": "outer", "ph": "B", "ts": 1, "pid": 1, "tid": 1},
+                {"name": "inner", "ph": "X", "ts": 2, "dur": 1, "pid": 1, "tid": 1},
+                {"ph": "E", "ts": 5, "pid": 1, "tid": 1},
+            ],
+            ["outer", "inner"],
+        ),
     ],
 )
-def test_formats_we_do_not_read_are_named(tmp_path: Path, content: Any, named: str) -> None:
-    """A Zipkin or Chrome trace file gets an error naming its format, not a vague one."""
+def test_zipkin_and_chrome_trace_files_are_read(
+    tmp_path: Path, content: Any, names: list[str]
+) -> None:
+    """Zipkin v2 and Chrome trace events (X events, B/E pairs) open, in ``view`` too."""
     path = write(tmp_path, "other.json", content)
-    with pytest.raises(TraceFileError, match=named):
+    assert [node.name for node in load_trace(path)] == names
+    result = CliRunner().invoke(cli, ["view", str(path), "--html", str(tmp_path / "o.html")])
+    assert result.exit_code == 0, result.output
+
+
+def test_an_unknown_json_file_gets_one_error_line(tmp_path: Path) -> None:
+    """A JSON file in no trace format: one ``error:`` line naming what was expected, exit 2."""
+    path = write(tmp_path, "other.json", {"hello": "world"})
+    with pytest.raises(TraceFileError, match="is not a trace"):
         load_trace(path)
     result = CliRunner().invoke(cli, ["view", str(path)], catch_exceptions=False)
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: ") and named in result.stderr
+    assert result.stderr.startswith("error: ") and "Zipkin v2 JSON" in result.stderr
     assert result.stderr.count("\n") == 1
 
 

@@ -6,7 +6,9 @@ the server computes and logs in `FakeLLM.calls`, so a test can compare what
 flow-xray shows with what "the provider" billed:
 
 - ``POST /v1/chat/completions``: JSON, or SSE chunks (``stream: true``) ending
-  ``data: [DONE]``, with a usage chunk when ``stream_options.include_usage``;
+  ``data: [DONE]``, with a usage chunk when ``stream_options.include_usage``; a
+  request offering ``tools`` with no tool result yet is answered with a call of
+  the first tool (an agent's first turn), the next one with the text reply;
 - ``POST /v1/responses``: JSON, or SSE ``response.*`` events ending ``response.completed``;
 - ``POST /v1/embeddings``: float or base64 vectors;
 - ``POST /v1/messages`` (Anthropic): JSON, or SSE ``message_start`` …
@@ -14,6 +16,8 @@ flow-xray shows with what "the provider" billed:
 
 A model named ``fail-429`` or ``fail-500`` gets that status with the provider's
 error body (``{"error": {...}}``); such calls are logged with ``ok=False``.
+``flaky-429`` fails a client's first attempt only (``x-stainless-retry-count: 0``),
+so a client retrying succeeds. Error answers carry ``retry-after-ms: 10``.
 
 Token counts: input = 7 + the number of words in the request's text, output =
 the number of words in the reply (``REPLY``), so different prompts give
@@ -127,6 +131,30 @@ def _sse(event: str | None, data: Any) -> bytes:
     return f"{head}data: {text}\n\n".encode()
 
 
+_SAMPLE = {"string": "Paris", "integer": 3, "number": 1.5, "boolean": True}
+
+
+def _tool_call(body: dict[str, Any], n: int) -> dict[str, Any] | None:
+    """A call of the request's first tool, with sample values for its required arguments,
+    while no tool result is in the conversation yet (an agent's first turn); else None."""
+    tools = body.get("tools") or []
+    messages = body.get("messages") or []
+    if not tools or any(m.get("role") == "tool" for m in messages if isinstance(m, dict)):
+        return None
+    function = tools[0].get("function") or {}
+    schema = function.get("parameters") or {}
+    properties = schema.get("properties") or {}
+    arguments = {
+        name: _SAMPLE.get(str((properties.get(name) or {}).get("type")), "x")
+        for name in schema.get("required") or list(properties)
+    }
+    return {
+        "id": f"call_fake{n}",
+        "type": "function",
+        "function": {"name": function.get("name", "tool"), "arguments": json.dumps(arguments)},
+    }
+
+
 class _Handler(BaseHTTPRequestHandler):
     server_version = "fake-llm/1"
     protocol_version = "HTTP/1.1"
@@ -140,6 +168,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(self, status: int, payload: Any) -> None:
         body = json.dumps(payload).encode()
         self.send_response(status)
+        if status >= 400:  # the clients' default retries wait this long, not seconds
+            self.send_header("retry-after-ms", "10")
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.send_header("x-request-id", f"req_{len(self.fake.calls)}")
@@ -172,7 +202,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         model = str(body.get("model", ""))
         anthropic = path == "/v1/messages"
-        if model in ("fail-429", "fail-500"):
+        retry = self.headers.get("x-stainless-retry-count", "0")
+        if model in ("fail-429", "fail-500") or (model == "flaky-429" and retry == "0"):
             status = int(model[-3:])
             self._log(path, model, bool(body.get("stream")), status, 0, 0)
             self._error(status, anthropic)
@@ -212,6 +243,10 @@ class _Handler(BaseHTTPRequestHandler):
         n = self._log(path, model, stream, 200, i, o)
         base = {"id": f"chatcmpl-fake{n}", "created": int(time.time()), "model": model}
         if not stream:
+            message: dict[str, Any] = {"role": "assistant", "content": REPLY}
+            call = _tool_call(body, n)
+            if call is not None:
+                message = {"role": "assistant", "content": None, "tool_calls": [call]}
             self._json(
                 200,
                 {
@@ -220,8 +255,8 @@ class _Handler(BaseHTTPRequestHandler):
                     "choices": [
                         {
                             "index": 0,
-                            "message": {"role": "assistant", "content": REPLY},
-                            "finish_reason": "stop",
+                            "message": message,
+                            "finish_reason": "stop" if call is None else "tool_calls",
                             "logprobs": None,
                         }
                     ],

@@ -66,8 +66,13 @@ def run_app(
     endpoint: str | None = None,
     extra_env: dict[str, str] | None = None,
     launcher: list[str] | None = None,
+    outer: list[str] | None = None,
 ) -> AppRun:
-    """Run the app once in ``mode`` and return its trace (flow-xray JSON) and stderr."""
+    """Run the app once in ``mode`` and return its trace (flow-xray JSON) and stderr.
+
+    ``launcher`` goes between ``flow-xray run``'s options and the app; ``outer`` runs
+    the whole command (``opentelemetry-instrument``).
+    """
     out = tmp_path / f"trace-{mode}.json"
     otlp_json = tmp_path / f"spans-{mode}.jsonl" if mode == "run-otlp-json" else None
     user_export = tmp_path / f"user-{mode}.txt"
@@ -95,6 +100,7 @@ def run_app(
             assert endpoint is not None
             command += ["--otlp-endpoint", endpoint]
         command += [*(launcher or []), str(APP)]
+    command = [*(outer or []), *command]
     done = subprocess.run(
         command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
     )

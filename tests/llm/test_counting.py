@@ -11,13 +11,15 @@ depend on whether spans are also exported.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from tests.llm.fake_llm import FakeLLM
-from tests.llm.harness import MODES, AppRun, run_app
+from tests.llm.harness import MODES, ROOT, AppRun, run_app
 
 # Instrumentor sets, by what a user would install. "all" is what
 # `opentelemetry-instrument` loads when every one of them is installed.
@@ -169,25 +171,105 @@ def test_a_provider_the_app_installs_keeps_every_span(
     assert shape(run) == shape(plain)
 
 
-@pytest.mark.parametrize("combo", ["openinference", "all"])
+@pytest.mark.parametrize("combo", list(COMBOS))
 def test_the_otlp_sent_counts_each_request_once(
     app: Callable[..., tuple[AppRun, tuple[int, int], int]], combo: str
 ) -> None:
-    """Adding up the token attributes of the exported spans, as backends do, gives the bill."""
+    """Adding up the exported spans' token and cost attributes, as backends do, gives the
+    bill in either attribute family, for every response shape (a returned stream's
+    instrumentor span ends after ours; OpenLLMetry creates its Responses span when the
+    call returns; the anthropic SDK's own span writes only GenAI names)."""
     from flow_xray.formats.otlp_json import read_otlp_json
 
-    run, (billed_in, billed_out), _ = app(COMBOS[combo], "run-otlp-json")
+    run, (billed_in, billed_out), _ = app(COMBOS[combo], "run-otlp-json", ALL_SHAPES)
     assert run.otlp_json is not None
     records = read_otlp_json(run.otlp_json)
 
-    def summed(key: str) -> int:
-        return sum(int(r.attributes.get(key, 0)) for r in records)
+    def summed(key: str) -> float:
+        return sum(float(r.attributes.get(key, 0)) for r in records)
 
-    assert summed("llm.token_count.prompt") == billed_in
-    assert summed("llm.token_count.completion") == billed_out
-    ours = [
-        r
-        for r in records
-        if "otel.scope.name" not in r.attributes and "flow_xray.usage.counted_in" in r.attributes
-    ]
-    assert ours  # our llm spans were written as duplicates of the instrumentors' spans
+    assert (summed("llm.token_count.prompt"), summed("llm.token_count.completion")) == (
+        billed_in,
+        billed_out,
+    )
+    assert summed("llm.token_count.total") == billed_in + billed_out
+    assert (summed("gen_ai.usage.input_tokens"), summed("gen_ai.usage.output_tokens")) == (
+        billed_in,
+        billed_out,
+    )
+    assert summed("llm.cost.total") == pytest.approx(run.totals["cost_usd"])
+    # The model stays on every span whose figure is counted elsewhere.
+    twins = [r for r in records if "flow_xray.usage.counted_in" in r.attributes]
+    assert twins
+    assert all(
+        any(k in r.attributes for k in ("gen_ai.request.model", "llm.model_name")) for r in twins
+    )
+
+
+_EXAMPLE = re.compile(r"^#\s+(?P<what>[^:]+):\s+(?P<query>\{.*)$")
+_CONDITION = re.compile(
+    r"^(span\.(?P<key>[\w.]+)|status)\s*(?P<op>=~|>=|<=|=|>|<)\s*(?P<value>.+)$"
+)
+
+
+def traceql_examples() -> dict[str, str]:
+    """The TraceQL examples `exporters/tempo.yaml` gives, by what they find."""
+    text = (ROOT / "exporters" / "tempo.yaml").read_text(encoding="utf-8")
+    found = (_EXAMPLE.match(line) for line in text.splitlines())
+    return {m["what"].strip(): m["query"].strip() for m in found if m}
+
+
+def matches(query: str, record: Any) -> bool:
+    """Whether a span matches the example's ``{ ... }`` selector (``&&``/``||`` of
+    comparisons, no parentheses: the examples' subset of TraceQL)."""
+    selector = query.split("|", 1)[0].strip().strip("{} ")
+    return any(
+        all(_holds(term.strip(), record) for term in alternative.split("&&"))
+        for alternative in selector.split("||")
+    )
+
+
+def _holds(term: str, record: Any) -> bool:
+    found = _CONDITION.match(term)
+    assert found, term
+    value = found["value"].strip()
+    if found["key"] is None:  # status
+        return (record.status == "ERROR") == (value == "error")
+    actual = record.attributes.get(found["key"])
+    if actual is None:
+        return False
+    op = found["op"]
+    if op == "=~":
+        return re.fullmatch(json.loads(value), str(actual)) is not None
+    if value.startswith('"'):
+        return op == "=" and str(actual) == json.loads(value)
+    number = float(value)
+    return {">": actual > number, "<": actual < number, ">=": actual >= number}.get(
+        op, actual == number
+    )
+
+
+@pytest.mark.parametrize("combo", ["none", "all"])
+def test_the_tempo_examples_find_every_llm_call(
+    app: Callable[..., tuple[AppRun, tuple[int, int], int]], combo: str
+) -> None:
+    """The TraceQL examples of exporters/tempo.yaml, applied to the exported spans: one span
+    per billed request matches "every LLM call", Claude requests included; the Anthropic
+    example finds the Claude calls; the failed-call example finds the failures."""
+    from flow_xray.formats.otlp_json import read_otlp_json
+
+    run = app(COMBOS[combo], "run-otlp-json", ALL_SHAPES)[0]
+    assert run.otlp_json is not None
+    records = read_otlp_json(run.otlp_json)
+    examples = traceql_examples()
+    every = [r for r in records if matches(examples["every trace with an LLM call"], r)]
+    billed = [n for n in run.nodes() if n.get("usage_counted")]
+    assert len(every) == len(billed)
+    claude = [r for r in records if matches(examples["Anthropic calls"], r)]
+    assert {str(r.attributes.get("gen_ai.response.id")) for r in every if r in claude} >= {
+        str(n["attributes"].get("gen_ai.response.id"))
+        for n in billed
+        if "claude" in str(n["meta"].get("model"))
+    }
+    failed = [r for r in records if matches(examples["failed LLM calls"], r)]
+    assert len({r.trace_id for r in failed}) == 1 and len(failed) >= run.totals["errors"]

@@ -216,3 +216,38 @@ def test_register_prices_rejects_empty_names() -> None:
     """A blank model name is a ConfigurationError."""
     with pytest.raises(ConfigurationError):
         register_prices({" ": (1.0, 1.0)})
+
+
+@pytest.mark.parametrize(
+    ("model", "price"),
+    [
+        ("claude-opus-5-5", (4.0, 20.0)),
+        ("claude-sonnet-5-5", (2.0, 10.0)),
+        ("claude-opus-5", (5.0, 25.0)),
+        ("claude-sonnet-5", (2.0, 10.0)),
+        ("claude-fable-5-1", (10.0, 50.0)),
+        ("claude-opus-4-6", (5.0, 25.0)),
+        ("claude-sonnet-4-6", (3.0, 15.0)),
+        ("anthropic/claude-opus-5-5", (4.0, 20.0)),
+    ],
+)
+def test_current_anthropic_models_are_priced(model: str, price: tuple[float, float]) -> None:
+    """Anthropic's current lineup has its list price (so a Claude call never shows $0)."""
+    found = pricing.price_for(model)
+    assert found is not None
+    assert (found.input_per_mtok, found.output_per_mtok) == price
+
+
+def test_a_minor_version_is_not_priced_as_its_major() -> None:
+    """``claude-opus-5-5`` is not ``claude-opus-5``; an unlisted tiered model has no price."""
+    five, five_five = pricing.price_for("claude-opus-5"), pricing.price_for("claude-opus-5-5")
+    assert five != five_five
+    assert pricing.price_for("claude-haiku-5-5") is None
+
+
+def test_anthropic_prices_carry_the_date_they_were_checked() -> None:
+    """The table says when Anthropic's prices were checked, apart from the rest."""
+    checked = datetime.date.fromisoformat(pricing.prices_as_of("anthropic"))
+    assert checked >= datetime.date.fromisoformat(pricing.prices_as_of())
+    assert checked <= datetime.date.today()
+    assert pricing.prices_as_of("nobody") == pricing.PRICES_AS_OF

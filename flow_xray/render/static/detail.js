@@ -210,7 +210,7 @@ FX.detail = (function () {
       ["Model", meta.model === undefined || chat ? null : String(meta.model)],
       ["Tokens", tokens.length && !chat ? tokens.join(" \u00b7 ") : null],
       ["Cost", U.isNum(meta.estimated_cost_usd) && !chat ? U.fmtCost(meta.estimated_cost_usd) + " (estimated)" : null],
-      ["Usage", node.usage_counted === false && node.usage_note ? "not in the totals: " + node.usage_note : null],
+      ["Usage", node.usage_note ? (node.usage_counted === false ? "not in the totals: " : "in the totals; ") + node.usage_note : null],
     ]));
     if (node.error || node.traceback) {
       const box = U.el("div", "fx-error-box");

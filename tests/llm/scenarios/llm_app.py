@@ -12,6 +12,9 @@ Configured by environment variables so one file covers every combination:
   has started; empty: the app configures no OpenTelemetry at all.
 - ``FX_CAPTURE``: write ``trace.capture()``'s result as flow-xray JSON to this
   path (in-process capture); empty: just run (for ``flow-xray run``).
+- ``FX_RETRIES``: ``default`` lets the clients retry as they do by default (twice);
+  otherwise they do not retry.
+- ``FX_CLAUDE_MODEL``: the Anthropic model asked for (default ``claude-3-5-haiku-20241022``).
 - ``FX_USER_EXPORT``: with ``FX_PROVIDER``, write the names of the spans the
   app's own exporter received (one per line) to this path at the end.
 """
@@ -32,7 +35,7 @@ from flow_xray import trace
 URL = os.environ["FAKE_LLM_URL"]
 QUESTION = [{"role": "user", "content": "What is six times seven?"}]
 GPT = "gpt-4o-mini"
-CLAUDE = "claude-3-5-haiku-20241022"
+CLAUDE = os.environ.get("FX_CLAUDE_MODEL") or "claude-3-5-haiku-20241022"
 
 _user_spans: list[str] = []
 
@@ -76,12 +79,16 @@ def instrument(names: list[str]) -> None:
             raise SystemExit(f"unknown instrumentor {name!r}")
 
 
+# FX_RETRIES=default: the clients' own default retries (2); otherwise none.
+RETRIES: dict[str, Any] = {} if os.environ.get("FX_RETRIES") == "default" else {"max_retries": 0}
+
+
 def openai_client() -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{URL}/v1", api_key="sk-test", max_retries=0)
+    return openai.OpenAI(base_url=f"{URL}/v1", api_key="sk-test", **RETRIES)
 
 
 def anthropic_client() -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=URL, api_key="sk-ant-test", max_retries=0)
+    return anthropic.Anthropic(base_url=URL, api_key="sk-ant-test", **RETRIES)
 
 
 # --- the traced functions, as the README writes them -------------------------
@@ -194,6 +201,7 @@ SHAPES: dict[str, Any] = {
         ask_claude([{"role": "user", "content": "And 6 * 8?"}]),
     ],
     "claude_fail": lambda: [_fail(ask_claude, QUESTION, model="fail-429")],
+    "flaky": lambda: [ask_gpt(QUESTION, model="flaky-429")],
     "claude_stream": lambda: [ask_claude_stream(QUESTION)],
     "claude_events": lambda: [list(ask_claude_events(QUESTION))],
     "plain": lambda: [plain_gpt(QUESTION)],

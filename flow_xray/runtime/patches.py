@@ -136,7 +136,12 @@ class AdoptedWrapper(Patch):
 
 
 class LoggerFilter(Patch):
-    """Add ``log_filter`` to the loggers named ``loggers``."""
+    """Put ``log_filter`` first on the loggers named ``loggers``.
+
+    First, because a logger's filters run in order and the OTLP exporters' own
+    ``DuplicateFilter`` drops a record whose message template repeats within 20 s:
+    behind it, a second export's error would never reach ``log_filter``.
+    """
 
     def __init__(self, name: str, loggers: tuple[str, ...], log_filter: logging.Filter) -> None:
         super().__init__(name)
@@ -145,7 +150,9 @@ class LoggerFilter(Patch):
 
     def apply(self) -> object | None:
         for name in self.loggers:
-            logging.getLogger(name).addFilter(self.log_filter)
+            filters = logging.getLogger(name).filters
+            if self.log_filter not in filters:
+                filters.insert(0, self.log_filter)
         return True
 
     def restore(self, applied: object) -> None:

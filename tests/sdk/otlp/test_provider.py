@@ -208,6 +208,29 @@ def test_unreachable_backend_is_reported_once_at_shutdown(
 
 
 @pytest.mark.slow
+def test_a_second_unreachable_backend_still_gives_its_reason(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The SDK's exporter logger drops a message repeated within 20 s; the reason still
+    reaches the loss warning of a second failing export (it did not when our filter ran
+    behind that one)."""
+    # As in a program that configured no logging: the SDK's debug lines are not made, so
+    # nothing comes between the two identical error records.
+    caplog.set_level(logging.WARNING, logger="opentelemetry.exporter.otlp.proto.grpc.exporter")
+    reasons = []
+    for _ in range(2):
+        endpoint = f"http://127.0.0.1:{free_port()}"
+        provider = configure(endpoint=endpoint, protocol="grpc", export_timeout_s=1.0)
+        _emit(provider, "a")
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):  # no SDK debug line between the two errors
+            flow_provider.shutdown()
+        reasons += [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(reasons) == 2
+    assert all("UNAVAILABLE" in reason for reason in reasons), reasons
+
+
+@pytest.mark.slow
 def test_sdk_retry_logs_are_kept_at_debug(caplog: pytest.LogCaptureFixture) -> None:
     """The SDK exporter's per-retry warnings do not reach the user's log at WARNING."""
     provider = configure(endpoint=f"http://127.0.0.1:{free_port()}/v1/traces", export_timeout_s=1)

@@ -41,6 +41,7 @@ SCRIPT_FILES = (
     "timeline.js",
     "search.js",
     "state.js",
+    "help.js",
     "overview.js",
     "trace_actions.js",
     "trace_app.js",

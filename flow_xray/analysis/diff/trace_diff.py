@@ -317,10 +317,18 @@ def _signed_cost(d: float) -> str:
 
 
 def _cost(usd: float | None) -> str:
-    """Dollars with 4 decimals, or 3 significant digits below a hundredth of a cent."""
+    """Dollars as plain decimals (the viewer's ``fmtCost``): cents from a dollar up, else
+    three significant digits with trailing zeros dropped: $0.50, $0.0123, $0.00000064."""
     if usd is None:
         return "unknown"
-    if usd == 0 or abs(usd) >= 0.0001:
-        return f"${usd:.4f}"
-    decimals = min(12, 2 - math.floor(math.log10(abs(usd))))
-    return f"${usd:.{decimals}f}"
+    size = abs(usd)
+    sign = "-" if usd < 0 else ""
+    if size >= 1:
+        return f"{sign}${size:,.2f}"
+    if size == 0:
+        return "$0.00"
+    decimals = min(20, max(2, 2 - math.floor(math.log10(size))))
+    text = f"{size:.{decimals}f}"
+    while len(text.partition(".")[2]) > 2 and text.endswith("0"):
+        text = text[:-1]
+    return f"{sign}${text}"

@@ -269,6 +269,12 @@ FX.traceActions = (function () {
     const self = this;
     document.addEventListener("keydown", function (e) {
       if (e.ctrlKey || e.metaKey || e.altKey) return;
+      if (self.help.isOpen()) { // the help is modal: ? and Esc close it, nothing else acts
+        if (e.key === "?" || e.key === "Escape") self.help.close();
+        e.preventDefault();
+        e.stopImmediatePropagation();
+        return;
+      }
       if (e.target === self.search) {
         if (e.key === "Escape") {
           self.search.value = "";
@@ -305,6 +311,7 @@ FX.traceActions = (function () {
         n: () => self.nextMatch(1), N: () => self.nextMatch(-1),
         e: () => self.nextError(),
         f: () => self.graph.fit(true),
+        "?": () => self.help.open(),
         Escape: () => {
           if (self.search.value || self.errorsOnly.checked) {
             self.search.value = "";

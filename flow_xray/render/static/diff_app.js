@@ -1,6 +1,7 @@
 // diff_app.js -> FX.diffApp: the diff page -- header with both runs' totals and the summary
 // line, filters (only changed, only errors, slower than X%, name search), the aligned rows,
-// the pair detail, and keyboard navigation between changes.
+// the pair detail, keyboard navigation between changes, and the selection and filters in the
+// URL fragment (state.js).
 //
 // Rows arrive flat in pre-order with parent indices, so every subtree is a contiguous range;
 // expanding, collapsing and filtering are array scans.
@@ -9,6 +10,7 @@ FX.diffApp = (function () {
   const U = FX.util;
   const D = FX.detail;
   const V = FX.diffView;
+  const ST = FX.state;
   const OPEN_BUDGET = 400;
   const MIN_SLOWER_MS = 1;
 
@@ -26,11 +28,46 @@ FX.diffApp = (function () {
       this.keep = null;
       this.matches = null;
       this.selected = -1;
+      this.state = ST.parse(location.hash);
       this.buildUi();
       this.refresh();
-      const first = this.nextChangeFrom(-1, 1);
-      if (this.calls.length) this.select(first >= 0 ? first : 0);
+      if (this.calls.length) this.restoreState();
       else D.emptyDetail(this.panel, "Neither run has any calls.");
+    }
+
+    // The URL fragment ("#row=12&q=fetch&changed=1&errors=1&slower=20"): the selected row
+    // (the pair's index: the same page always has the same rows) and the filters.
+    restoreState() {
+      const st = this.state;
+      if (st.q || st.changed || st.errors || st.slower) {
+        this.search.value = st.q || "";
+        this.onlyChanged.checked = st.changed === "1";
+        this.onlyErrors.checked = Boolean(st.errors);
+        this.slower.value = st.slower && isFinite(Number(st.slower)) ? st.slower : "";
+        this.applyFilter();
+      }
+      const row = /^\d+$/.test(st.row || "") ? Number(st.row) : -1;
+      const first = this.nextChangeFrom(-1, 1);
+      if (row >= 0 && row < this.calls.length && (!this.keep || this.keep[row])) this.select(row);
+      else if (!this.keep) this.select(first >= 0 ? first : 0);
+      this.saveState();
+    }
+
+    saveState() {
+      this.state = Object.assign({}, this.state, {
+        row: this.selected >= 0 ? String(this.selected) : "",
+        q: this.search.value.trim(),
+        changed: this.onlyChanged.checked,
+        errors: this.onlyErrors.checked,
+        slower: this.slower.value.trim(),
+      });
+      const hash = ST.format(this.state);
+      if (hash === location.hash || (!hash && !location.hash)) return;
+      try {
+        history.replaceState(null, "", hash || location.pathname + location.search);
+      } catch (err) {
+        location.hash = hash;
+      }
     }
 
     index() {
@@ -244,6 +281,7 @@ FX.diffApp = (function () {
         const first = this.visible.find((i) => !this.matches || this.matches[i]);
         this.select(first === undefined ? this.visible[0] : first);
       } else D.emptyDetail(this.panel, "No call matches the filters.");
+      this.saveState();
     }
 
     select(i) {
@@ -266,6 +304,7 @@ FX.diffApp = (function () {
         if (up.b >= 0) paths[1].unshift(V.nameOf(this.nodes[1][up.b]));
       }
       V.pairDetail(this.panel, call, a, b, { labels: this.labels, paths: paths, slowShare: this.slowShare });
+      if (this.state) this.saveState();
     }
 
     toggleRow(i) {

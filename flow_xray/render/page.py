@@ -42,6 +42,7 @@ SCRIPT_FILES = (
     "search.js",
     "state.js",
     "help.js",
+    "trace_summary.js",
     "overview.js",
     "trace_actions.js",
     "trace_app.js",

@@ -3,8 +3,8 @@
 //
 // Scale: nodes arrive flat in pre-order with parent indices, so every subtree is
 // a contiguous range; expand/collapse and filtering are array scans. Rows are
-// virtualized, large subtrees start collapsed (OPEN_BUDGET), and the graph draws
-// at most GRAPH_CAP boxes (trace_actions.js) of the expanded part, then a "+N more" box.
+// virtualized, large subtrees start collapsed (OPEN_BUDGET), and past SUMMARY_OVER visible calls
+// the graph draws a summary around the selection (trace_summary.js) instead of every box.
 // Public: FX.TraceApp, the viewer's constructor (new FX.TraceApp(payload)); its methods
 // come from trace_actions.js. Hooks for other views: app.top (the row holding the overview
 // and graph panes), app.select(i, reveal), app.onSelect (functions called with the selected
@@ -305,7 +305,7 @@ FX.TraceApp = (function () {
       b.addEventListener("click", function () { self.expandAll(open); });
       call.appendChild(b);
     };
-    tool("Expand all", "Open every call (the graph draws the first 600)", true);
+    tool("Expand all", "Open every call (past 30 the graph shows a summary around the selection)", true);
     tool("Collapse all", "Close every call but the roots", false);
     head.appendChild(call);
     head.appendChild(U.el("div", "fx-cell-lat", "Latency \u00b7 self"));

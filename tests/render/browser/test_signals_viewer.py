@@ -142,3 +142,58 @@ def test_the_diff_page_keeps_its_selection_and_filters_in_the_url(open_page: Ope
     assert page.locator(".fx-pair-top .fx-path").inner_text() == chosen
     assert page.evaluate("() => location.hash") == fragment
     assert loaded.console_errors == []
+
+
+GRAPH_JS = """() => ({
+  scale: document.querySelector('.fx-svg > g').transform.baseVal.consolidate().matrix.a,
+  boxes: [...document.querySelectorAll('.fx-node .fx-l1')].map(t => t.textContent),
+  selected: [...document.querySelectorAll('.fx-node.selected .fx-l1')].map(t => t.textContent),
+})"""
+
+
+def repeated_trace() -> dict[str, Any]:
+    """An agent fetching 60 pages (the 8th fails) between a plan and an answer."""
+    fetches = [
+        node(k + 2, "fetch", "retriever", 10.0 + k, 1.0, 0)
+        | ({"status": "error", "error": "IOError: gone"} if k == 7 else {})
+        for k in range(60)
+    ]
+    plan = node(1, "plan", "llm", 0.0, 10.0, 0)
+    answer = node(62, "answer", "llm", 70.0, 10.0, 0)
+    root = node(0, "agent", "agent", 0.0, 80.0, None, children=[plan, *fetches, answer])
+    return {"version": 1, "nodes": [root]}
+
+
+def test_past_30_calls_the_graph_is_a_readable_summary(browser: Any, tmp_path: Path) -> None:
+    """3,000 calls: a few boxes around the selection, drawn at a readable scale, not specks."""
+    from viewer_traces import wide_trace
+
+    path = tmp_path / "wide.html"
+    path.write_text(trace_to_html(wide_trace(3000)), encoding="utf-8")
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(path.as_uri())
+        page.wait_for_selector("body[data-ready='1']", state="attached")
+        graph = page.evaluate(GRAPH_JS)
+        assert len(graph["boxes"]) <= 16 and graph["scale"] >= 0.5, graph
+        assert graph["selected"] == [page.locator(".fx-detail-name").inner_text()]
+        page.keyboard.press("j")  # the neighbourhood follows the selection
+        graph = page.evaluate(GRAPH_JS)
+        assert graph["selected"] == [page.locator(".fx-detail-name").inner_text()]
+    finally:
+        context.close()
+
+
+def test_repeated_siblings_are_one_box_that_opens_on_its_failure(open_page: OpenPage) -> None:
+    """60 fetches under one call read "fetch x60"; clicking it selects the one that failed,
+    drawn beside the 59 others."""
+    loaded = open_page(trace_to_html(repeated_trace()), "repeated")
+    loaded.page.locator(".fx-trace-row", has_text="agent").first.click()
+    graph = loaded.page.evaluate(GRAPH_JS)
+    assert graph["boxes"] == ["agent", "plan", "fetch \u00d760", "answer"]
+    loaded.page.locator(".fx-node", has_text="fetch \u00d760").click()
+    assert loaded.selected_name() == "fetch"
+    assert "IOError: gone" in loaded.page.locator(".fx-detail").inner_text()
+    graph = loaded.page.evaluate(GRAPH_JS)
+    assert "fetch \u00d759" in graph["boxes"] and graph["selected"] == ["fetch"]

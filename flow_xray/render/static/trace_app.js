@@ -148,7 +148,7 @@ FX.TraceApp = (function () {
     this.search = U.el("input", "fx-search");
     this.search.type = "search";
     this.search.placeholder = "Search  ( / )  e.g. model:gpt-4o duration>500ms";
-    this.search.title = "Words search names, inputs, outputs, errors and attributes. Filters: name: model: error: kind: status: key:value, duration> self> tokens> cost> (ms, s). -term excludes. Enter / Shift+Enter: next / previous match.";
+    this.search.title = "Words search names, inputs, outputs, errors and attributes. Filters: name: error: kind: status: key:value, model:gpt-4o (exactly that model) or model:gpt-4o* (a prefix), duration> self> tokens> cost> (ms, s). -term excludes. Enter / Shift+Enter: next / previous match. ? lists everything.";
     this.search.setAttribute("aria-label", "Search calls");
     const label = U.el("label", "fx-toggle");
     this.errorsOnly = U.el("input");

@@ -1,6 +1,6 @@
 // util.js -> FX.util: DOM construction and number formatting shared by every view.
 // All text reaches the page through textContent; nothing here parses markup.
-// Public: el, svg, clear, readPayload, isNum, visible, nameOf, tokens, copyText, copyButton, download, fmtMs, fmtInt, fmtCount, fmtCost, fmtTokensShort, ellipsis, perFrame, debounce, markReady, header, chip.
+// Public: el, svg, clear, readPayload, isNum, visible, nameOf, tokens, copyText, copyButton, download, fmtMs, fmtInt, fmtCount, fmtCost, fmtTokensShort, plainNumber, ellipsis, perFrame, debounce, markReady, header, chip.
 
 FX.util = (function () {
   const SVG_NS = "http://www.w3.org/2000/svg";
@@ -144,6 +144,18 @@ FX.util = (function () {
     return sign + "$" + text;
   }
 
+  // A number as the shortest plain decimal that reads back as it (6.4e-7 -> "0.00000064",
+  // 1e21 -> "1000000000000000000000"): the same digits as String(n), never an exponent.
+  function plainNumber(n) {
+    const text = String(n);
+    const m = /^(-?)(\d)(?:\.(\d+))?e([-+]\d+)$/.exec(text);
+    if (!m) return text;
+    const digits = m[2] + (m[3] || "");
+    const exp = Number(m[4]);
+    if (exp < 0) return m[1] + "0." + "0".repeat(-exp - 1) + digits;
+    return m[1] + digits + "0".repeat(Math.max(0, exp - digits.length + 1));
+  }
+
   function fmtTokensShort(n) {
     if (n >= 1e9) return (n / 1e9).toFixed(1) + "B tok";
     if (n >= 1e6) return (n / 1e6).toFixed(1) + "M tok";
@@ -228,6 +240,7 @@ FX.util = (function () {
     fmtCount: fmtCount,
     fmtCost: fmtCost,
     fmtTokensShort: fmtTokensShort,
+    plainNumber: plainNumber,
     ellipsis: ellipsis,
     perFrame: perFrame,
     debounce: debounce,

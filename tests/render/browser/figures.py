@@ -139,6 +139,7 @@ def big_trace() -> dict[str, Any]:
             "total_tokens": 32,
             "estimated_cost_usd": 6.4e-7,
         },
+        attributes={"code.function.name": "embeddings.create", "llm.cost.total": 6.4e-7},
     )
     add("never_finished_" + long, "tool", 12600.0, None, parent, incomplete=True)
     add(

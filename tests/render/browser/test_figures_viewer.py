@@ -6,6 +6,7 @@ either fully visible or not drawn (see ``figures.py``); names give way first.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -107,3 +108,18 @@ def test_llm_rows_keep_model_tokens_and_cost(open_at: Open, size: tuple[int, int
         assert model.startswith("gpt-4o-mini"[:4])
         assert tokens.endswith(" tok")
         assert cost.startswith("$0.0000")
+
+
+def test_costs_are_plain_decimals_everywhere_on_the_page(open_at: Open) -> None:
+    """A $0.00000064 embedding reads so in its row, the overview, the detail's figures and its
+    raw attributes: no exponent form anywhere on the page."""
+    page = open_at("big", 1920, 1080, "light")
+    page.locator(".fx-trace-row", has_text="embeddings.create").first.click()
+    page.evaluate(
+        "() => document.querySelectorAll('.fx-detail details').forEach(d => d.open = true)"
+    )
+    text = page.locator("body").inner_text()
+    assert re.findall(r"\d(?:\.\d+)?e[-+]\d", text) == []  # String(6.4e-7) is "6.4e-7"
+    assert "$0.00000064" in page.locator(".fx-trace-row.selected").inner_text()
+    detail = page.locator(".fx-detail").inner_text()
+    assert "llm.cost.total" in detail and "0.00000064" in detail.split("llm.cost.total")[1]

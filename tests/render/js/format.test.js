@@ -39,3 +39,13 @@ test("token counts read k, M and B past ten thousand", () => {
   assert.strictEqual(U.fmtTokensShort(12345), "12.3k tok");
   assert.strictEqual(U.fmtTokensShort(22222221), "22.2M tok");
 });
+
+test("numbers in the detail panel are plain decimals with the digits they had", () => {
+  assert.strictEqual(U.plainNumber(6.4e-7), "0.00000064");
+  assert.strictEqual(U.plainNumber(-1.25e-9), "-0.00000000125");
+  assert.strictEqual(U.plainNumber(1e21), "1000000000000000000000");
+  assert.strictEqual(U.plainNumber(1.5e22), "15000000000000000000000");
+  assert.strictEqual(U.plainNumber(0.000123), "0.000123");
+  assert.strictEqual(U.plainNumber(42), "42");
+  assert.strictEqual(Number(U.plainNumber(6.4e-7)), 6.4e-7);
+});

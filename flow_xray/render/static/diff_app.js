@@ -189,9 +189,17 @@ FX.diffApp = (function () {
       this.panel.setAttribute("aria-label", "Selected pair of calls");
       main.appendChild(this.panel);
       document.body.appendChild(main);
-      document.body.appendChild(U.el("footer", "fx-help",
-        "n / N next / previous change \u00b7 \u2191\u2193 or j k move \u00b7 \u2190 \u2192 collapse / expand \u00b7 " +
+      const footer = U.el("footer", "fx-help");
+      footer.appendChild(U.el("span", "fx-help-keys",
+        "? help \u00b7 n / N next / previous change \u00b7 \u2191\u2193 or j k move \u00b7 \u2190 \u2192 collapse / expand \u00b7 " +
         "/ search \u00b7 c only changed \u00b7 e next error \u00b7 Esc clear"));
+      this.help = new FX.help.Help(FX.help.DIFF);
+      const helpButton = U.el("button", "fx-btn fx-help-open", "? Help");
+      helpButton.type = "button";
+      helpButton.title = "Keys and filters ( ? )";
+      helpButton.addEventListener("click", () => this.help.toggle());
+      footer.appendChild(helpButton);
+      document.body.appendChild(footer);
       const refilter = U.debounce(function () { self.applyFilter(); }, 120);
       this.search.addEventListener("input", refilter);
       this.slower.addEventListener("input", refilter);
@@ -347,6 +355,11 @@ FX.diffApp = (function () {
       const self = this;
       document.addEventListener("keydown", function (e) {
         if (e.ctrlKey || e.metaKey || e.altKey) return;
+        if (self.help.isOpen()) { // the help is modal: ? and Esc close it, nothing else acts
+          if (e.key === "?" || e.key === "Escape") self.help.close();
+          e.preventDefault();
+          return;
+        }
         if (e.target === self.search || e.target === self.slower) {
           if (e.key === "Escape") {
             e.target.value = "";
@@ -381,6 +394,7 @@ FX.diffApp = (function () {
           "/": () => { self.search.focus(); self.search.select(); },
           c: () => { self.onlyChanged.checked = !self.onlyChanged.checked; self.applyFilter(); },
           e: () => self.nextError(),
+          "?": () => self.help.open(),
           Escape: () => {
             if (self.search.value || self.slower.value || self.onlyChanged.checked || self.onlyErrors.checked) {
               self.search.value = "";

@@ -2,7 +2,7 @@
 // outside closes): the keys and the search syntax of a page, as a table. Pure DOM, no state
 // beyond the overlay; the page decides when to toggle it.
 // Public: Help(sections) -> {el, open(), close(), toggle(), isOpen()}; TRACE (the trace
-// page's sections: keys, search).
+// page's sections: keys, search), DIFF (the diff page's: keys, filters).
 
 FX.help = (function () {
   const U = FX.util;
@@ -30,6 +30,25 @@ FX.help = (function () {
       ["duration>500ms  self>100ms", "latency, own time (> >= < <= =; ms, s, m)"],
       ["tokens>1000  cost>0.01", "tokens, estimated cost in dollars"],
       ["\"two words\"   -term", "a phrase; a term that must not match"],
+    ]],
+  ];
+
+  const DIFF = [
+    ["Keys", [
+      ["n  N  or  ]  [", "next / previous change"],
+      ["\u2191 \u2193  or  j k", "move to the previous / next pair (PageUp, PageDown, Home, End)"],
+      ["\u2190 \u2192  or  h l", "collapse / expand; \u2190 on a closed pair goes to its caller"],
+      ["Enter  or  Space", "open or close the selected pair"],
+      ["/", "search names"],
+      ["c", "only changed calls"],
+      ["e", "next failure"],
+      ["Esc", "clear the filters (and close this help)"],
+      ["?", "this help"],
+    ]],
+    ["Filters", [
+      ["Only changed", "pairs that differ, with their callers"],
+      ["Only errors", "pairs where either run failed"],
+      ["Slower by \u2265 N %", "calls at least N % (and 1 ms) slower in the second run"],
     ]],
   ];
 
@@ -77,5 +96,5 @@ FX.help = (function () {
   };
   Help.prototype.toggle = function () { if (this.isOpen()) this.close(); else this.open(); };
 
-  return { Help: Help, TRACE: TRACE };
+  return { Help: Help, TRACE: TRACE, DIFF: DIFF };
 })();

@@ -197,3 +197,16 @@ def test_repeated_siblings_are_one_box_that_opens_on_its_failure(open_page: Open
     assert "IOError: gone" in loaded.page.locator(".fx-detail").inner_text()
     graph = loaded.page.evaluate(GRAPH_JS)
     assert "fetch \u00d759" in graph["boxes"] and graph["selected"] == ["fetch"]
+
+
+def test_question_mark_opens_the_diff_pages_help(open_page: OpenPage) -> None:
+    """The diff page has its own help: its keys and filters; Esc closes it."""
+    before = TraceResult.from_dict(retried_run(recovered=True))
+    after = TraceResult.from_dict(retried_run(recovered=False))
+    loaded = open_page(before.diff(after).to_html(title="a vs b"), "diff-help")
+    overlay = loaded.page.locator(".fx-help-overlay")
+    loaded.page.keyboard.press("?")
+    assert overlay.is_visible() and "next / previous change" in overlay.inner_text()
+    loaded.page.keyboard.press("Escape")
+    assert not overlay.is_visible()
+    assert loaded.console_errors == []

@@ -132,7 +132,17 @@ FX.diffApp = (function () {
       const cost = V.fmtCost;
       U.chip(top.chips, pair(ta.nodes, tb.nodes, num), "calls");
       U.chip(top.chips, pair(ta.wall_time_ms, tb.wall_time_ms, ms), "wall time");
-      U.chip(top.chips, pair(ta.errors, tb.errors, num), "errors", (tb.errors || 0) > (ta.errors || 0) ? "bad" : "");
+      // Failures as the trace page counts them: unhandled (red when there are more) apart from
+      // those a caller handled (the run went on).
+      const unhandled = function (t) {
+        return typeof t.errors === "number" ? t.errors - (typeof t.handled_errors === "number" ? t.handled_errors : 0) : null;
+      };
+      const ua = unhandled(ta);
+      const ub = unhandled(tb);
+      U.chip(top.chips, pair(ua, ub, num), "unhandled errors", (ub || 0) > (ua || 0) ? "bad" : "");
+      if (ta.handled_errors || tb.handled_errors) {
+        U.chip(top.chips, pair(ta.handled_errors || 0, tb.handled_errors || 0, num), "handled", "fx-chip-handled");
+      }
       U.chip(top.chips, pair(ta.total_tokens, tb.total_tokens, num), "tokens");
       U.chip(top.chips, pair(ta.cost_usd, tb.cost_usd, cost), "cost");
       document.body.appendChild(top.header);

@@ -210,3 +210,14 @@ def test_question_mark_opens_the_diff_pages_help(open_page: OpenPage) -> None:
     loaded.page.keyboard.press("Escape")
     assert not overlay.is_visible()
     assert loaded.console_errors == []
+
+
+def test_the_diff_header_separates_handled_from_unhandled_failures(open_page: OpenPage) -> None:
+    """Both runs retried a handled failure; only the second failed: its unhandled count rises
+    (red), the handled one stays apart and is not red."""
+    before = TraceResult.from_dict(retried_run(recovered=True))
+    after = TraceResult.from_dict(retried_run(recovered=False))
+    loaded = open_page(before.diff(after).to_html(title="a vs b"), "diff-chips")
+    shown = chips(loaded)
+    assert ("0 \u2192 1 unhandled errors", True) in shown
+    assert ("1 \u2192 1 handled", False) in shown

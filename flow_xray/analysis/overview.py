@@ -7,7 +7,8 @@ by three spans costs once, as in the header totals), and failures are told
 apart by its ``error_origin`` / ``error_handled`` fields. Calls are referred to
 by their row: their index in the pre-order columns (`flow_xray.tree.columns`).
 
-- ``critical``: the calls that decide the wall time (`flow_xray.analysis.timing`).
+- ``critical``: the chain of calls, root first, that decides the wall time
+  (`flow_xray.analysis.timing.critical_path`).
 - ``self_time``: the calls with the most own time (latency not covered by children).
 - ``llm`` / ``models``: the costliest counted LLM calls, and usage per model.
 - ``errors``: one entry per failure, root causes first: where it was raised,

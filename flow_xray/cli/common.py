@@ -307,4 +307,20 @@ def report(
     if not quiet:
         (console or Console.current()).line(f"flow-xray: wrote {path} — {result.totals.summary()}")
     if open_browser and path != "-":
-        webbrowser.open(Path(path).resolve().as_uri())
+        open_in_browser(path, console)
+
+
+def open_in_browser(path: str, console: Console | None = None) -> bool:
+    """Open the page at ``path`` in a web browser and say so, or say in one line that no
+    browser could be started (a server, a container, no ``$BROWSER``) and where the file is."""
+    uri = Path(path).resolve().as_uri()
+    try:
+        opened = webbrowser.open(uri)
+    except (webbrowser.Error, OSError):
+        opened = False
+    (console or Console.current()).line(
+        f"flow-xray: opened {uri} in a web browser"
+        if opened
+        else f"flow-xray: could not open a web browser; open {uri} yourself"
+    )
+    return opened

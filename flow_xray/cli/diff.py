@@ -8,12 +8,10 @@ they differ (``--exit-zero`` makes it 0 anyway), 2 on bad input (one
 from __future__ import annotations
 
 import os
-import webbrowser
-from pathlib import Path
 
 import click
 
-from flow_xray.cli.common import CliError, readable, writable, write_atomic
+from flow_xray.cli.common import CliError, open_in_browser, readable, writable, write_atomic
 from flow_xray.cli.console import Console
 from flow_xray.errors import FlowXrayError
 
@@ -68,7 +66,7 @@ def diff(
         if html_out != "-":
             console.line(f"flow-xray: wrote {html_out}")
         if open_browser and html_out != "-":
-            webbrowser.open(Path(html_out).resolve().as_uri())
+            open_in_browser(html_out, console)
     return 0 if result.equal or exit_zero else 1
 
 

@@ -41,6 +41,8 @@ SCRIPT_FILES = (
     "timeline.js",
     "search.js",
     "state.js",
+    "help.js",
+    "trace_summary.js",
     "overview.js",
     "trace_actions.js",
     "trace_app.js",

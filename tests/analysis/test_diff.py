@@ -105,9 +105,38 @@ def test_a_new_error_is_a_status_change() -> None:
     [changed] = diff.changed
     assert changed.fields == ("status", "error", "output")
     assert diff.report()[0] == (
-        "~ agent > search: status ok -> error, output changed, latency +0.0 ms (+0%)"
+        "~ agent > search: status ok -> error (ValueError), output changed, latency +0.0 ms (+0%)"
     )
     assert diff.summary().startswith("1 new error, 1 output changed")
+
+
+def test_a_changed_error_type_is_named() -> None:
+    """Failing before and after with another exception: the line names both types."""
+    diff = diff_traces(
+        agent(failed("search", "ValueError: bad query")), agent(failed("search", "KeyError: 'q'"))
+    )
+    assert diff.report()[0].startswith(
+        "~ agent > search: error type changed: ValueError -> KeyError"
+    )
+    assert diff.summary().startswith("1 error type changed")
+
+
+def test_the_same_error_type_with_another_message_is_a_message_change() -> None:
+    """Same exception type, other text: worded as a changed message, not a changed type."""
+    diff = diff_traces(
+        agent(failed("search", "ValueError: bad query")), agent(failed("search", "ValueError: x"))
+    )
+    assert diff.report()[0].startswith("~ agent > search: error message changed")
+    assert diff.summary().startswith("1 error message changed")
+
+
+def test_an_error_that_went_away_is_said_to_be_gone() -> None:
+    """Failing before, succeeding now: the line says the error is gone and what it was."""
+    diff = diff_traces(agent(failed("search", "TimeoutError: slow")), agent(tool("search")))
+    assert diff.report()[0].startswith(
+        "~ agent > search: error gone (was TimeoutError), status now ok"
+    )
+    assert diff.summary().startswith("1 error gone")
 
 
 def test_calls_are_never_matched_by_span_id() -> None:

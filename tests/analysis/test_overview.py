@@ -30,8 +30,9 @@ def names(rows: list[dict[str, Any]], indices: list[int]) -> list[str]:
     return [rows[i]["name"] for i in indices]
 
 
-def test_critical_path_skips_calls_beside_a_longer_one() -> None:
-    # plan, then three tools in parallel (slow is the longest), then answer.
+def test_critical_path_is_the_chain_to_the_call_that_ends_last() -> None:
+    """Root to leaf, through the child each call waited for at its end: plan and the three
+    parallel tools ended before answer did, so they are off the chain."""
     rows = rows_of(
         call(
             "agent",
@@ -44,7 +45,7 @@ def test_critical_path_skips_calls_beside_a_longer_one() -> None:
             call("answer", 70, 30, call("format", 90, 9)),
         )
     )
-    assert names(rows, overview(rows)["critical"]) == ["agent", "plan", "slow", "answer", "format"]
+    assert names(rows, overview(rows)["critical"]) == ["agent", "answer", "format"]
 
 
 def test_self_time_ranks_own_time_not_latency() -> None:

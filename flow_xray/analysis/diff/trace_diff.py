@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,9 @@ from typing import TYPE_CHECKING, Any
 from flow_xray.analysis.diff.calls import CallDiff
 from flow_xray.files import write_text_atomic
 from flow_xray.tree.model import totals_dict
+
+# An exception's type at the start of an error text: ``KeyError``, ``openai.RateLimitError``.
+_TYPE = re.compile(r"[A-Za-z_][\w.]*")
 
 if TYPE_CHECKING:
     from flow_xray.tree.model import TraceNode, TraceResult
@@ -109,9 +113,12 @@ def summary_line(diff: TraceDiff) -> str:
     ]
     status = [c for c in changed if "status" in c.fields and c not in new_errors + fixed]
     errors = [c for c in changed if "error" in c.fields and "status" not in c.fields]
+    types = [c for c in errors if _error_type(c.before) != _error_type(c.after)]
+    errors = [c for c in errors if c not in types]
     inputs = [c for c in changed if "inputs" in c.fields]
     outputs = [c for c in changed if "output" in c.fields]
-    told = {id(c) for group in (new_errors, fixed, status, errors, inputs, outputs) for c in group}
+    groups = (new_errors, fixed, status, types, errors, inputs, outputs)
+    told = {id(c) for group in groups for c in group}
     other = [c for c in changed if id(c) not in told]
     parts = []
     if added:
@@ -124,6 +131,7 @@ def summary_line(diff: TraceDiff) -> str:
         (new_errors, "new error", "new errors"),
         (fixed, "error gone", "errors gone"),
         (status, "status changed", "statuses changed"),
+        (types, "error type changed", "error types changed"),
         (errors, "error message changed", "error messages changed"),
         (inputs, "input changed", "inputs changed"),
         (outputs, "output changed", "outputs changed"),
@@ -237,9 +245,12 @@ def _changed_text(call: CallDiff) -> str:
     parts = []
     for name in call.fields:
         if name == "status":
-            parts.append(f"status {a.status} -> {b.status}")
+            parts.append(_status_text(a, b))
         elif name == "error" and "status" not in call.fields:
-            parts.append("error message changed")
+            ea, eb = _error_type(a), _error_type(b)
+            parts.append(
+                f"error type changed: {ea} -> {eb}" if ea != eb else "error message changed"
+            )
         elif name == "kind":
             parts.append(f"kind {a.kind} -> {b.kind}")
         elif name in ("inputs", "output"):
@@ -261,6 +272,24 @@ def _changed_text(call: CallDiff) -> str:
     if la is not None and lb is not None:
         parts.append(f"latency {_delta_ms(la, lb)}")
     return ", ".join(parts)
+
+
+def _status_text(a: TraceNode, b: TraceNode) -> str:
+    """``status ok -> error (KeyError)``, ``error gone (was ValueError)``, or plain statuses."""
+    if a.status == "error" and b.status != "error":
+        was = _error_type(a)
+        return f"error gone{f' (was {was})' if was else ''}, status now {b.status}"
+    if b.status == "error":
+        now = _error_type(b)
+        return f"status {a.status} -> error{f' ({now})' if now else ''}"
+    return f"status {a.status} -> {b.status}"
+
+
+def _error_type(node: TraceNode | None) -> str:
+    """The exception's type from an error text ``"KeyError: 'x'"`` ("" when it names none)."""
+    text = node.error if node is not None and node.error else ""
+    head = text.split(":", 1)[0].strip() if ":" in text else text.strip()
+    return head if _TYPE.fullmatch(head) else ""
 
 
 def _path(call: CallDiff) -> str:
@@ -317,10 +346,18 @@ def _signed_cost(d: float) -> str:
 
 
 def _cost(usd: float | None) -> str:
-    """Dollars with 4 decimals, or 3 significant digits below a hundredth of a cent."""
+    """Dollars as plain decimals (the viewer's ``fmtCost``): cents from a dollar up, else
+    three significant digits with trailing zeros dropped: $0.50, $0.0123, $0.00000064."""
     if usd is None:
         return "unknown"
-    if usd == 0 or abs(usd) >= 0.0001:
-        return f"${usd:.4f}"
-    decimals = min(12, 2 - math.floor(math.log10(abs(usd))))
-    return f"${usd:.{decimals}f}"
+    size = abs(usd)
+    sign = "-" if usd < 0 else ""
+    if size >= 1:
+        return f"{sign}${size:,.2f}"
+    if size == 0:
+        return "$0.00"
+    decimals = min(20, max(2, 2 - math.floor(math.log10(size))))
+    text = f"{size:.{decimals}f}"
+    while len(text.partition(".")[2]) > 2 and text.endswith("0"):
+        text = text[:-1]
+    return f"{sign}${text}"

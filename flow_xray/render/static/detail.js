@@ -14,9 +14,8 @@ FX.detail = (function () {
     depth = depth || 0;
     if (value === null || value === undefined) return U.el("span", "fx-null", "null");
     if (typeof value === "string") return stringView(value);
-    if (typeof value === "number" || typeof value === "boolean") {
-      return U.el("span", "fx-num", String(value));
-    }
+    if (typeof value === "number") return U.el("span", "fx-num", U.plainNumber(value));
+    if (typeof value === "boolean") return U.el("span", "fx-num", String(value));
     return objectView(value, depth);
   }
 

@@ -1,6 +1,7 @@
 // diff_app.js -> FX.diffApp: the diff page -- header with both runs' totals and the summary
 // line, filters (only changed, only errors, slower than X%, name search), the aligned rows,
-// the pair detail, and keyboard navigation between changes.
+// the pair detail, keyboard navigation between changes, and the selection and filters in the
+// URL fragment (state.js).
 //
 // Rows arrive flat in pre-order with parent indices, so every subtree is a contiguous range;
 // expanding, collapsing and filtering are array scans.
@@ -9,6 +10,7 @@ FX.diffApp = (function () {
   const U = FX.util;
   const D = FX.detail;
   const V = FX.diffView;
+  const ST = FX.state;
   const OPEN_BUDGET = 400;
   const MIN_SLOWER_MS = 1;
 
@@ -26,11 +28,46 @@ FX.diffApp = (function () {
       this.keep = null;
       this.matches = null;
       this.selected = -1;
+      this.state = ST.parse(location.hash);
       this.buildUi();
       this.refresh();
-      const first = this.nextChangeFrom(-1, 1);
-      if (this.calls.length) this.select(first >= 0 ? first : 0);
+      if (this.calls.length) this.restoreState();
       else D.emptyDetail(this.panel, "Neither run has any calls.");
+    }
+
+    // The URL fragment ("#row=12&q=fetch&changed=1&errors=1&slower=20"): the selected row
+    // (the pair's index: the same page always has the same rows) and the filters.
+    restoreState() {
+      const st = this.state;
+      if (st.q || st.changed || st.errors || st.slower) {
+        this.search.value = st.q || "";
+        this.onlyChanged.checked = st.changed === "1";
+        this.onlyErrors.checked = Boolean(st.errors);
+        this.slower.value = st.slower && isFinite(Number(st.slower)) ? st.slower : "";
+        this.applyFilter();
+      }
+      const row = /^\d+$/.test(st.row || "") ? Number(st.row) : -1;
+      const first = this.nextChangeFrom(-1, 1);
+      if (row >= 0 && row < this.calls.length && (!this.keep || this.keep[row])) this.select(row);
+      else if (!this.keep) this.select(first >= 0 ? first : 0);
+      this.saveState();
+    }
+
+    saveState() {
+      this.state = Object.assign({}, this.state, {
+        row: this.selected >= 0 ? String(this.selected) : "",
+        q: this.search.value.trim(),
+        changed: this.onlyChanged.checked,
+        errors: this.onlyErrors.checked,
+        slower: this.slower.value.trim(),
+      });
+      const hash = ST.format(this.state);
+      if (hash === location.hash || (!hash && !location.hash)) return;
+      try {
+        history.replaceState(null, "", hash || location.pathname + location.search);
+      } catch (err) {
+        location.hash = hash;
+      }
     }
 
     index() {
@@ -95,7 +132,17 @@ FX.diffApp = (function () {
       const cost = V.fmtCost;
       U.chip(top.chips, pair(ta.nodes, tb.nodes, num), "calls");
       U.chip(top.chips, pair(ta.wall_time_ms, tb.wall_time_ms, ms), "wall time");
-      U.chip(top.chips, pair(ta.errors, tb.errors, num), "errors", (tb.errors || 0) > (ta.errors || 0) ? "bad" : "");
+      // Failures as the trace page counts them: unhandled (red when there are more) apart from
+      // those a caller handled (the run went on).
+      const unhandled = function (t) {
+        return typeof t.errors === "number" ? t.errors - (typeof t.handled_errors === "number" ? t.handled_errors : 0) : null;
+      };
+      const ua = unhandled(ta);
+      const ub = unhandled(tb);
+      U.chip(top.chips, pair(ua, ub, num), "unhandled errors", (ub || 0) > (ua || 0) ? "bad" : "");
+      if (ta.handled_errors || tb.handled_errors) {
+        U.chip(top.chips, pair(ta.handled_errors || 0, tb.handled_errors || 0, num), "handled", "fx-chip-handled");
+      }
       U.chip(top.chips, pair(ta.total_tokens, tb.total_tokens, num), "tokens");
       U.chip(top.chips, pair(ta.cost_usd, tb.cost_usd, cost), "cost");
       document.body.appendChild(top.header);
@@ -152,9 +199,17 @@ FX.diffApp = (function () {
       this.panel.setAttribute("aria-label", "Selected pair of calls");
       main.appendChild(this.panel);
       document.body.appendChild(main);
-      document.body.appendChild(U.el("footer", "fx-help",
-        "n / N next / previous change \u00b7 \u2191\u2193 or j k move \u00b7 \u2190 \u2192 collapse / expand \u00b7 " +
+      const footer = U.el("footer", "fx-help");
+      footer.appendChild(U.el("span", "fx-help-keys",
+        "? help \u00b7 n / N next / previous change \u00b7 \u2191\u2193 or j k move \u00b7 \u2190 \u2192 collapse / expand \u00b7 " +
         "/ search \u00b7 c only changed \u00b7 e next error \u00b7 Esc clear"));
+      this.help = new FX.help.Help(FX.help.DIFF);
+      const helpButton = U.el("button", "fx-btn fx-help-open", "? Help");
+      helpButton.type = "button";
+      helpButton.title = "Keys and filters ( ? )";
+      helpButton.addEventListener("click", () => this.help.toggle());
+      footer.appendChild(helpButton);
+      document.body.appendChild(footer);
       const refilter = U.debounce(function () { self.applyFilter(); }, 120);
       this.search.addEventListener("input", refilter);
       this.slower.addEventListener("input", refilter);
@@ -244,6 +299,7 @@ FX.diffApp = (function () {
         const first = this.visible.find((i) => !this.matches || this.matches[i]);
         this.select(first === undefined ? this.visible[0] : first);
       } else D.emptyDetail(this.panel, "No call matches the filters.");
+      this.saveState();
     }
 
     select(i) {
@@ -266,6 +322,7 @@ FX.diffApp = (function () {
         if (up.b >= 0) paths[1].unshift(V.nameOf(this.nodes[1][up.b]));
       }
       V.pairDetail(this.panel, call, a, b, { labels: this.labels, paths: paths, slowShare: this.slowShare });
+      if (this.state) this.saveState();
     }
 
     toggleRow(i) {
@@ -308,6 +365,11 @@ FX.diffApp = (function () {
       const self = this;
       document.addEventListener("keydown", function (e) {
         if (e.ctrlKey || e.metaKey || e.altKey) return;
+        if (self.help.isOpen()) { // the help is modal: ? and Esc close it, nothing else acts
+          if (e.key === "?" || e.key === "Escape") self.help.close();
+          e.preventDefault();
+          return;
+        }
         if (e.target === self.search || e.target === self.slower) {
           if (e.key === "Escape") {
             e.target.value = "";
@@ -342,6 +404,7 @@ FX.diffApp = (function () {
           "/": () => { self.search.focus(); self.search.select(); },
           c: () => { self.onlyChanged.checked = !self.onlyChanged.checked; self.applyFilter(); },
           e: () => self.nextError(),
+          "?": () => self.help.open(),
           Escape: () => {
             if (self.search.value || self.slower.value || self.onlyChanged.checked || self.onlyErrors.checked) {
               self.search.value = "";

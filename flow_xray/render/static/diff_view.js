@@ -27,13 +27,9 @@ FX.diffView = (function () {
     return sign + size.toFixed(1) + " ms";
   }
 
-  // Dollars with 4 decimals, or 3 significant digits below a hundredth of a cent, so two
-  // small costs that differ do not print the same (as the summary line does).
+  // Dollars as the trace page writes them, with three significant digits.
   function fmtCost(usd) {
-    if (!isNum(usd)) return "unknown";
-    if (usd === 0 || Math.abs(usd) >= 0.0001) return "$" + usd.toFixed(4);
-    const decimals = Math.min(12, 2 - Math.floor(Math.log10(Math.abs(usd))));
-    return "$" + usd.toFixed(decimals);
+    return isNum(usd) ? U.fmtCost(usd, 3) : "unknown";
   }
 
   function fmtPct(a, b) {

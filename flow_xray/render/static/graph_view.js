@@ -247,14 +247,31 @@ FX.graphView = (function () {
   GraphView.prototype.fitText = function (keys) {
     const cuts = [];
     const items = keys ? keys.map((k) => this.items.get(k)).filter(Boolean) : this.items.values();
+    const drops = [];
     for (const item of items) {
       const room = item.node.w - 14;
-      for (const t of item.texts) {
+      item.texts.forEach(function (t, i) {
         const width = t.getComputedTextLength();
-        if (width > room) cuts.push([t, Math.floor((t.textContent.length * room) / width) - 1]);
-      }
+        if (width <= room) return;
+        // A line of figures ("llm · 101.0 ms · 255 tok") loses whole parts, never digits.
+        if (i > 0 && t.textContent.indexOf(" \u00b7 ") > 0) drops.push([t, room]);
+        else cuts.push([t, Math.floor((t.textContent.length * room) / width) - 1]);
+      });
     }
     for (const cut of cuts) cut[0].textContent = U.ellipsis(cut[0].textContent, Math.max(1, cut[1]));
+    for (const drop of drops) fitParts(drop[0], drop[1]);
+  }
+
+  // Drop parts of a " · "-separated line until it fits `room`: words first (the kind), then
+  // the last figure; a line that still does not fit is not drawn.
+  function fitParts(t, room) {
+    const parts = t.textContent.split(" \u00b7 ");
+    while (parts.length && t.getComputedTextLength() > room) {
+      const word = parts.findIndex(function (p) { return !/\d/.test(p); });
+      if (word >= 0 && parts.length > 1) parts.splice(word, 1);
+      else parts.pop();
+      t.textContent = parts.join(" \u00b7 ");
+    }
   }
 
   GraphView.prototype._node = function (node) {

@@ -2,12 +2,13 @@
 // the calls with the most self time, the critical path, the costliest LLM calls and usage
 // per model, repeated calls. The figures come computed from Python (analysis/overview.py,
 // payload.overview, rows by index); this file only draws them. Every entry selects its call.
-// Public: build(app, overview) -> {el, show(section)}; llmFacts(node) -> "gpt-4o · 1.2k tok · $0.01"; sections: errors, slow, critical, llm,
+// Public: build(app, overview) -> {el, show(section)}; llmFacts(node) -> "gpt-4o · 1.2k tok · $0.01"; llmParts(node) -> {model, tokens, cost}; sections: errors, slow, critical, llm,
 // models, repeated. `app` gives nodes, parent and select(i, reveal).
 
 FX.overview = (function () {
   const U = FX.util;
   const LIST = 6;
+  const CHAIN = 10; // steps of the critical path listed before the middle is folded
 
   function entry(app, i, text, facts, cls) {
     const row = U.el("button", "fx-ov-row" + (cls ? " " + cls : ""));
@@ -29,19 +30,46 @@ FX.overview = (function () {
     return section;
   }
 
-  // Model, tokens and cost of an LLM call ("" for other calls).
-  function llmFacts(node) {
+  // Model, tokens and cost of an LLM call, each "" when the call has none.
+  function llmParts(node) {
     const meta = node.meta || {};
-    const parts = [];
-    if (meta.model !== undefined && meta.model !== null) parts.push(U.visible(meta.model));
     const tokens = U.tokens(node);
-    if (tokens) parts.push(U.fmtTokensShort(tokens));
-    if (U.isNum(meta.estimated_cost_usd)) parts.push(U.fmtCost(meta.estimated_cost_usd));
-    return parts.join(" \u00b7 ");
+    return {
+      model: meta.model !== undefined && meta.model !== null ? U.visible(meta.model) : "",
+      tokens: tokens ? U.fmtTokensShort(tokens) : "",
+      cost: U.isNum(meta.estimated_cost_usd) ? U.fmtCost(meta.estimated_cost_usd) : "",
+    };
+  }
+
+  // The same as one line: "gpt-4o · 1.2k tok · $0.01" ("" for other calls).
+  function llmFacts(node) {
+    const p = llmParts(node);
+    return [p.model, p.tokens, p.cost].filter(Boolean).join(" \u00b7 ");
   }
 
   function errorText(node) {
     return node.error ? U.ellipsis(U.visible(node.error), 90) : "failed";
+  }
+
+  // The critical path as a chain, root first, each step indented under the one before; a long
+  // chain shows its first and last CHAIN / 2 steps around a line saying how many are left out.
+  function chain(app, s, rows) {
+    const nodes = app.nodes;
+    const list = U.el("ol", "fx-ov-chain");
+    const keep = function (k) { return rows.length <= CHAIN || k < CHAIN / 2 || k >= rows.length - CHAIN / 2; };
+    rows.forEach(function (i, k) {
+      if (!keep(k)) {
+        if (keep(k - 1)) {
+          list.appendChild(U.el("li", "fx-ov-chain-gap", "\u22ee " + U.fmtCount(rows.length - CHAIN, "call", "calls") + " more"));
+        }
+        return;
+      }
+      const item = U.el("li", "fx-ov-chain-step");
+      item.style.setProperty("--fx-step", String(Math.min(k, 8)));
+      item.appendChild(entry(app, i, (k ? "\u21b3 " : "") + U.nameOf(nodes[i]), U.fmtMs(nodes[i].latency_ms)));
+      list.appendChild(item);
+    });
+    s.appendChild(list);
   }
 
   function build(app, ov) {
@@ -78,11 +106,9 @@ FX.overview = (function () {
     const critical = Array.isArray(ov.critical) ? ov.critical : [];
     if (critical.length > 1) {
       const s = sections.critical = block(el, "critical", "Critical path", U.fmtCount(critical.length, "call", "calls"));
-      s.appendChild(U.el("p", "fx-ov-note", "The chain of calls that decides the wall time: bold in the graph; calls off it are faded in the waterfall."));
-      const ranked = critical.slice().sort(function (a, b) { return (nodes[b].self_ms || 0) - (nodes[a].self_ms || 0); });
-      for (const i of ranked.slice(0, 4)) {
-        s.appendChild(entry(app, i, U.nameOf(nodes[i]), U.fmtMs(nodes[i].self_ms) + " self on the path"));
-      }
+      s.appendChild(U.el("p", "fx-ov-note", "The chain that decides the wall time: from the run down to the call each " +
+        "one waited for last. Outlined in the graph and the waterfall."));
+      chain(app, s, critical);
     }
 
     const llm = Array.isArray(ov.llm) ? ov.llm : [];
@@ -133,5 +159,5 @@ FX.overview = (function () {
     return { el: el, show: show };
   }
 
-  return { build: build, llmFacts: llmFacts };
+  return { build: build, llmFacts: llmFacts, llmParts: llmParts };
 })();

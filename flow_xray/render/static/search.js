@@ -1,7 +1,9 @@
 // search.js -> FX.search: the trace viewer's query language, pure (no DOM; tested under Node).
 //   free words        match the name, error, inputs, output, metadata and attributes (all words)
-//   name:x  model:x  error:x  kind:x  status:x   that field contains x (status: ok, error,
+//   name:x  error:x  kind:x  status:x   that field contains x (status: ok, error,
 //                     slow, cancelled, interrupted; error:ValueError matches the error text)
+//   model:x           the model is exactly x (model:gpt-4o is not gpt-4o-mini);
+//   model:x*          the model starts with x (model:gpt-4o* matches both)
 //   key:value         any input, metadata or attribute whose key contains `key` and value `value`
 //   duration>500ms  duration<2s  self>100ms  tokens>1000  cost>0.01   numeric comparisons
 //                     (>, >=, <, <=, =); durations take ms, s, m or a bare number of ms
@@ -111,7 +113,10 @@ FX.search = (function () {
         return v !== null && compare(v, term.op, term.value);
       }
       case "name": return lower(node.name === null || node.name === undefined ? "?" : node.name).indexOf(term.value) >= 0;
-      case "model": return lower((node.meta || {}).model).indexOf(term.value) >= 0;
+      case "model": {
+        const model = lower((node.meta || {}).model);
+        return term.value.endsWith("*") ? model.startsWith(term.value.slice(0, -1)) : model === term.value;
+      }
       case "error": return node.status === "error" && lower(node.error).indexOf(term.value) >= 0;
       case "kind": return lower(node.kind || "chain").indexOf(term.value) >= 0;
       case "status": return status(node).indexOf(term.value) >= 0;

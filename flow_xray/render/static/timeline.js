@@ -276,6 +276,7 @@ FX.timeline = (function () {
 
   Timeline.prototype._key = function (e) {
     if (e.ctrlKey || e.metaKey || e.altKey) return;
+    if (this.app.help && this.app.help.isOpen()) return; // the help overlay is modal
     const tag = e.target.tagName;
     if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
     const w = this.v1 - this.v0;

@@ -1,7 +1,8 @@
 // trace_actions.js -> FX.traceActions: what the trace viewer does -- recompute visible rows,
 // redraw the graph, select, expand/collapse, filter by name or errors, keyboard navigation.
 // Public: the methods trace_app.js mixes into FX.TraceApp.prototype (refresh, select, toggle,
-// applyFilter, nextMatch, nextError, move, drawGraph, bindKeys).
+// applyFilter, nextMatch, nextError, move, drawGraph (every box, or the summary of
+// trace_summary.js past its SUMMARY_OVER calls), bindKeys).
 
 FX.traceActions = (function () {
   const U = FX.util;
@@ -9,9 +10,10 @@ FX.traceActions = (function () {
   const D = FX.detail;
   const Q = FX.search;
   const ST = FX.state;
-  const GRAPH_CAP = 600;
+  const SUM = FX.traceSummary;
   const BOX_W = 184;
   const BOX_H = 50;
+  const SUMMARY_W = 150;
   const actions = {};
 
   actions.refresh = function (refit) {
@@ -29,58 +31,104 @@ FX.traceActions = (function () {
     this.drawGraph(refit);
   };
 
+  // The graph: every visible row as a box while there are at most SUMMARY_OVER of them, else
+  // the summary of the selection's neighbourhood (trace_summary.js): groups of repeated
+  // siblings, folded subtrees and levels.
   actions.drawGraph = function (refit) {
-    const drawn = this.visible.slice(0, GRAPH_CAP);
-    const slot = new Map();
-    const items = drawn.map((i, k) => {
-      slot.set(i, k);
-      const p = this.parent[i];
-      return { parent: p >= 0 && slot.has(p) ? slot.get(p) : -1 };
-    });
-    const rest = this.visible.length - drawn.length;
-    if (rest > 0) items.push({ parent: -1 });
+    const summary = this.visible.length > SUM.SUMMARY_OVER;
+    this.graphSummary = summary;
+    const boxes = summary ? SUM.summarize(summaryTree(this), this.selected) : allBoxes(this);
     // Pick the orientation that fits the pane at the larger scale: wide shallow trees
     // (typical agent runs) read best left to right, deep narrow ones top to bottom.
     const box = this.graph.svg.getBoundingClientRect();
-    const opt = { w: BOX_W, h: BOX_H, gapX: 18, gapY: 44, horizontal: false };
-    const down = L.tree(items, opt);
-    const across = L.tree(items, Object.assign({}, opt, { horizontal: true }));
+    // A summary's boxes are narrower: four levels of it fit a 1280 px window's graph pane.
+    const width = summary ? SUMMARY_W : BOX_W;
+    const opt = { w: width, h: BOX_H, gapX: 18, gapY: 44, horizontal: false };
+    const down = L.tree(boxes, opt);
+    const across = L.tree(boxes, Object.assign({}, opt, { horizontal: true }));
     const fitScale = function (p) {
-      const e = L.extent(p, BOX_W, BOX_H);
+      const e = L.extent(p, width, BOX_H);
       return Math.min((box.width || 800) / e.w, (box.height || 400) / e.h);
     };
     const horizontal = fitScale(across) > fitScale(down);
     const pos = horizontal ? across : down;
     const scene = { nodes: [], edges: [], horizontal: horizontal };
-    drawn.forEach((i, k) => {
-      const node = this.nodes[i];
-      const tokens = U.tokens(node);
-      const second = [node.kind || "chain", U.fmtMs(node.latency_ms)];
-      if (tokens) second.push(U.fmtTokensShort(tokens));
-      const hidden = this.kids[i] && !this.expanded[i] ? this.size[i] - 1 : 0;
-      scene.nodes.push({
-        key: i, x: pos[k].x, y: pos[k].y, w: BOX_W, h: BOX_H, status: node.view_status || "ok",
-        cls: (this.matches && this.matches[i] ? "fx-hit" : "") + (this.critical[i] ? " fx-crit" : ""),
-        lines: [U.ellipsis(U.nameOf(node), 24), second.join(" \u00b7 ")],
-        badge: hidden ? "+" + U.fmtInt(hidden) : "",
-      });
-      const p = items[k].parent;
+    boxes.forEach((b, k) => {
+      scene.nodes.push(Object.assign({ key: b.row, x: pos[k].x, y: pos[k].y, w: width, h: BOX_H }, boxLook(this, b)));
+      const p = b.parent;
       if (p >= 0) {
         scene.edges.push({ points: horizontal
-          ? [{ x: pos[p].x + BOX_W / 2, y: pos[p].y }, { x: pos[k].x - BOX_W / 2 - 2, y: pos[k].y }]
+          ? [{ x: pos[p].x + width / 2, y: pos[p].y }, { x: pos[k].x - width / 2 - 2, y: pos[k].y }]
           : [{ x: pos[p].x, y: pos[p].y + BOX_H / 2 }, { x: pos[k].x, y: pos[k].y - BOX_H / 2 - 2 }] });
       }
     });
-    if (rest > 0) {
-      const last = pos[pos.length - 1];
-      scene.nodes.push({
-        key: null, x: last.x, y: last.y, w: BOX_W, h: BOX_H, status: "plain", cls: "fx-more",
-        lines: ["+" + U.fmtInt(rest) + " more", "collapse rows to draw them"], badge: "",
-      });
-    }
     this.graph.draw(scene);
-    if (refit) this.graph.fit(false);
+    if (refit || summary) this.graph.fit(false);
   };
+
+  // Every visible row, one box each, a collapsed call carrying the count under it.
+  function allBoxes(app) {
+    const slot = new Map();
+    return app.visible.map((i, k) => {
+      slot.set(i, k);
+      const p = app.parent[i];
+      const hidden = app.kids[i] && !app.expanded[i] ? app.size[i] - 1 : 0;
+      return { type: "call", row: i, rows: [i], hidden: hidden, parent: p >= 0 && slot.has(p) ? slot.get(p) : -1 };
+    });
+  }
+
+  function summaryTree(app) {
+    const nodes = app.nodes;
+    const keep = app.keep;
+    return {
+      count: nodes.length, parent: app.parent, size: app.size,
+      name: function (i) { return U.nameOf(nodes[i]); },
+      failed: function (i) { return nodes[i].status === "error"; },
+      allowed: function (i) { return !keep || keep[i] === 1; },
+    };
+  }
+
+  // A box's lines, colour and marks: a call (name; kind, latency, tokens), a group of repeated
+  // calls (name x N; how many, their total time, how many failed), "more" and folded levels.
+  function boxLook(app, b) {
+    const node = app.nodes[b.row];
+    const hit = (rows) => app.matches ? rows.some((i) => app.matches[i]) : false;
+    if (b.type === "call") {
+      const tokens = U.tokens(node);
+      const second = [node.kind || "chain", U.fmtMs(node.latency_ms)];
+      if (tokens) second.push(U.fmtTokensShort(tokens));
+      return {
+        status: node.view_status || "ok",
+        cls: (hit(b.rows) ? "fx-hit" : "") + (app.critical[b.row] ? " fx-crit" : ""),
+        lines: [U.ellipsis(U.nameOf(node), 24), second.join(" \u00b7 ")],
+        badge: b.hidden ? "+" + U.fmtInt(b.hidden) : "",
+      };
+    }
+    if (b.type === "group") {
+      let total = 0;
+      let failed = 0;
+      let status = "ok";
+      for (const i of b.rows) {
+        const n = app.nodes[i];
+        if (U.isNum(n.latency_ms)) total += n.latency_ms;
+        if (n.status === "error") failed++;
+        if (n.view_status === "error") status = "error";
+        else if (n.view_status === "slow" && status !== "error") status = "slow";
+      }
+      const second = [U.fmtCount(b.rows.length, "call", "calls"), U.fmtMs(total) + " total"];
+      if (failed) second.push(failed + " failed");
+      return {
+        status: status, cls: "fx-sibgroup" + (hit(b.rows) ? " fx-hit" : ""), badge: "",
+        lines: [U.ellipsis(U.nameOf(node), 20) + " \u00d7" + U.fmtInt(b.rows.length), second.join(" \u00b7 ")],
+      };
+    }
+    if (b.type === "more") {
+      return { status: "plain", cls: "fx-more", badge: "",
+        lines: ["+" + U.fmtCount(b.rows.length, "more call", "more calls"), "listed in the tree"] };
+    }
+    return { status: "plain", cls: "fx-more", badge: "",
+      lines: ["\u22ee " + U.fmtCount(b.rows.length, "level", "levels") + " folded", "from " + U.ellipsis(U.nameOf(node), 18)] };
+  }
 
   actions.select = function (i, reveal) {
     if (i < 0 || i >= this.nodes.length) return;
@@ -92,6 +140,7 @@ FX.traceActions = (function () {
     if (hidden) this.refresh(false);
     this.selected = i;
     this.rows.reveal(this.posOf.get(i));
+    if (this.graphSummary) this.drawGraph(false); // the neighbourhood moved with the selection
     this.graph.select(i, reveal);
     if (this.timeline) this.timeline.onSelect(i);
     const path = [];
@@ -269,6 +318,12 @@ FX.traceActions = (function () {
     const self = this;
     document.addEventListener("keydown", function (e) {
       if (e.ctrlKey || e.metaKey || e.altKey) return;
+      if (self.help.isOpen()) { // the help is modal: ? and Esc close it, nothing else acts
+        if (e.key === "?" || e.key === "Escape") self.help.close();
+        e.preventDefault();
+        e.stopImmediatePropagation();
+        return;
+      }
       if (e.target === self.search) {
         if (e.key === "Escape") {
           self.search.value = "";
@@ -305,6 +360,7 @@ FX.traceActions = (function () {
         n: () => self.nextMatch(1), N: () => self.nextMatch(-1),
         e: () => self.nextError(),
         f: () => self.graph.fit(true),
+        "?": () => self.help.open(),
         Escape: () => {
           if (self.search.value || self.errorsOnly.checked) {
             self.search.value = "";

@@ -3,8 +3,8 @@
 //
 // Scale: nodes arrive flat in pre-order with parent indices, so every subtree is
 // a contiguous range; expand/collapse and filtering are array scans. Rows are
-// virtualized, large subtrees start collapsed (OPEN_BUDGET), and the graph draws
-// at most GRAPH_CAP boxes (trace_actions.js) of the expanded part, then a "+N more" box.
+// virtualized, large subtrees start collapsed (OPEN_BUDGET), and past SUMMARY_OVER visible calls
+// the graph draws a summary around the selection (trace_summary.js) instead of every box.
 // Public: FX.TraceApp, the viewer's constructor (new FX.TraceApp(payload)); its methods
 // come from trace_actions.js. Hooks for other views: app.top (the row holding the overview
 // and graph panes), app.select(i, reveal), app.onSelect (functions called with the selected
@@ -141,16 +141,14 @@ FX.TraceApp = (function () {
     U.chip(top.chips, U.fmtInt(t.nodes || 0), t.nodes === 1 ? "node" : "nodes");
     this._chipGoes(U.chip(top.chips, U.fmtMs(t.wall_time_ms), "wall time", "fx-chip-slow"), "slow", firstOf(ov.self_time),
       "The call with the most time of its own");
-    const firstError = Array.isArray(ov.errors) && ov.errors.length ? ov.errors[0].row : -1;
-    this._chipGoes(U.chip(top.chips, U.fmtInt(t.errors || 0), t.errors === 1 ? "error" : "errors", t.errors ? "bad" : ""),
-      "errors", firstError, "The root-cause failure");
+    this._errorChips(top.chips, t);
     this._chipGoes(U.chip(top.chips, U.fmtInt(t.total_tokens || 0), "tokens"), "models", -1, "Usage per model");
     this._chipGoes(U.chip(top.chips, U.isNum(t.cost_usd) ? U.fmtCost(t.cost_usd) : "\u2014", U.isNum(t.cost_usd) ? "est. cost" : "cost unknown"),
       "llm", firstOf(ov.llm), "The costliest LLM call");
     this.search = U.el("input", "fx-search");
     this.search.type = "search";
     this.search.placeholder = "Search  ( / )  e.g. model:gpt-4o duration>500ms";
-    this.search.title = "Words search names, inputs, outputs, errors and attributes. Filters: name: model: error: kind: status: key:value, duration> self> tokens> cost> (ms, s). -term excludes. Enter / Shift+Enter: next / previous match.";
+    this.search.title = "Words search names, inputs, outputs, errors and attributes. Filters: name: error: kind: status: key:value, model:gpt-4o (exactly that model) or model:gpt-4o* (a prefix), duration> self> tokens> cost> (ms, s). -term excludes. Enter / Shift+Enter: next / previous match. ? lists everything.";
     this.search.setAttribute("aria-label", "Search calls");
     const label = U.el("label", "fx-toggle");
     this.errorsOnly = U.el("input");
@@ -226,7 +224,13 @@ FX.TraceApp = (function () {
     document.body.appendChild(main);
     const help = U.el("footer", "fx-help");
     help.appendChild(U.el("span", "fx-help-keys",
-      "\u2191\u2193 or j k move \u00b7 \u2190 \u2192 collapse / expand \u00b7 Enter or Space toggle \u00b7 / search, Enter / Shift+Enter next / previous match \u00b7 e next error \u00b7 Esc clear \u00b7 + \u2212 0 zoom \u00b7 Shift+\u2190 \u2192 pan \u00b7 z zoom to call"));
+      "? help \u00b7 \u2191\u2193 or j k move \u00b7 \u2190 \u2192 collapse / expand \u00b7 Enter or Space toggle \u00b7 / search, Enter / Shift+Enter next / previous match \u00b7 e next error \u00b7 Esc clear \u00b7 + \u2212 0 zoom \u00b7 Shift+\u2190 \u2192 pan \u00b7 z zoom to call"));
+    this.help = new FX.help.Help(FX.help.TRACE);
+    const helpButton = U.el("button", "fx-btn fx-help-open", "? Help");
+    helpButton.type = "button";
+    helpButton.title = "Keys and search syntax ( ? )";
+    helpButton.addEventListener("click", function () { self.help.toggle(); });
+    help.appendChild(helpButton);
     document.body.appendChild(help);
     this.timeline.bind(table, head, this.rows.scroller);
     this.panes = new P.Layout({
@@ -238,6 +242,31 @@ FX.TraceApp = (function () {
     const refilter = U.debounce(function () { self.applyFilter(); }, 120);
     this.search.addEventListener("input", refilter);
     this.errorsOnly.addEventListener("change", function () { self.applyFilter(); });
+  };
+
+  // Failures in the header: the unhandled ones (the run failed: red) apart from those a
+  // caller handled (the run went on: not red); "0 errors" when nothing failed. Counted per
+  // failure where it was raised (overview.errors), not per call it passed through.
+  TraceApp.prototype._errorChips = function (chips, totals) {
+    const errors = Array.isArray(this.ov.errors) ? this.ov.errors : null;
+    if (!errors) { // a payload without the overview: every failed call, as before
+      const n = totals.errors || 0;
+      this._chipGoes(U.chip(chips, U.fmtInt(n), n === 1 ? "error" : "errors", n ? "bad" : ""), "errors", -1,
+        "The failures");
+      return;
+    }
+    const unhandled = errors.filter(function (e) { return !e.handled; });
+    const handled = errors.filter(function (e) { return e.handled; });
+    if (unhandled.length || !handled.length) {
+      const n = unhandled.length;
+      const chip = U.chip(chips, U.fmtInt(n), n === 1 ? "unhandled error" : (n ? "unhandled errors" : "errors"),
+        "fx-chip-errors" + (n ? " bad" : ""));
+      this._chipGoes(chip, "errors", n ? unhandled[0].row : -1, "The root-cause failure");
+    }
+    if (handled.length) {
+      const chip = U.chip(chips, U.fmtInt(handled.length), "handled", "fx-chip-handled");
+      this._chipGoes(chip, "errors", handled[0].row, "Failures a caller handled (the run went on)");
+    }
   };
 
   // Clicking a header chip shows its overview section and selects the call it points at.
@@ -276,7 +305,7 @@ FX.TraceApp = (function () {
       b.addEventListener("click", function () { self.expandAll(open); });
       call.appendChild(b);
     };
-    tool("Expand all", "Open every call (the graph draws the first 600)", true);
+    tool("Expand all", "Open every call (past 30 the graph shows a summary around the selection)", true);
     tool("Collapse all", "Close every call but the roots", false);
     head.appendChild(call);
     head.appendChild(U.el("div", "fx-cell-lat", "Latency \u00b7 self"));
@@ -290,7 +319,9 @@ FX.TraceApp = (function () {
     const parts = {
       indent: U.el("span", "fx-indent"), caret: U.el("span", "fx-caret"), dot: U.el("span", "fx-dot"),
       icon: U.el("span", "fx-erricon"), name: U.el("span", "fx-name"), kind: U.el("span", "fx-kindtag"),
-      tags: U.el("span", "fx-tags fx-rowtags"), facts: U.el("span", "fx-rowfacts"), lat: U.el("div", "fx-cell-lat"), total: U.el("span", "fx-lat-total"),
+      tags: U.el("span", "fx-tags fx-rowtags"), model: U.el("span", "fx-fact fx-fact-model"),
+      tokens: U.el("span", "fx-fact fx-fact-tokens"), cost: U.el("span", "fx-fact fx-fact-cost"),
+      lat: U.el("div", "fx-cell-lat"), total: U.el("span", "fx-lat-total"),
       self: U.el("span", "fx-lat-self"), bar: U.el("div", "fx-bar"),
     };
     name.appendChild(parts.indent);
@@ -300,7 +331,9 @@ FX.TraceApp = (function () {
     name.appendChild(parts.name);
     name.appendChild(parts.kind);
     name.appendChild(parts.tags);
-    name.appendChild(parts.facts);
+    name.appendChild(parts.model);
+    name.appendChild(parts.tokens);
+    name.appendChild(parts.cost);
     row.appendChild(name);
     parts.lat.appendChild(parts.total);
     parts.lat.appendChild(parts.self);
@@ -328,7 +361,11 @@ FX.TraceApp = (function () {
     p.kind.textContent = U.visible(node.kind || "chain");
     p.kind.className = "fx-kindtag kind-" + (/^[a-z]+$/.test(node.kind || "") ? node.kind : "other");
     D.fillTags(p.tags, node, this.data.tag_prefix);
-    p.facts.textContent = O.llmFacts(node);
+    const facts = O.llmParts(node);
+    p.model.textContent = facts.model;
+    p.model.title = facts.model;
+    p.tokens.textContent = facts.tokens;
+    p.cost.textContent = facts.cost;
     p.total.textContent = U.fmtMs(node.latency_ms);
     p.self.textContent = U.isNum(node.self_ms) && this.kids[i] ? U.fmtMs(node.self_ms) : "";
     const ended = U.isNum(node.latency_ms);

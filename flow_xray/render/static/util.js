@@ -1,6 +1,6 @@
 // util.js -> FX.util: DOM construction and number formatting shared by every view.
 // All text reaches the page through textContent; nothing here parses markup.
-// Public: el, svg, clear, readPayload, isNum, visible, nameOf, tokens, copyText, copyButton, download, fmtMs, fmtInt, fmtCount, fmtCost, fmtTokensShort, ellipsis, perFrame, debounce, markReady, header, chip.
+// Public: el, svg, clear, readPayload, isNum, visible, nameOf, tokens, copyText, copyButton, download, fmtMs, fmtInt, fmtCount, fmtCost, fmtTokensShort, plainNumber, ellipsis, perFrame, debounce, markReady, header, chip.
 
 FX.util = (function () {
   const SVG_NS = "http://www.w3.org/2000/svg";
@@ -107,8 +107,12 @@ FX.util = (function () {
     setTimeout(function () { URL.revokeObjectURL(url); }, 0);
   }
 
+  // At most 4 significant digits, so a figure never outgrows its column: 2.84 ms, 646.5 ms,
+  // 19.41 s, 123.4 s, 4,321 s.
   function fmtMs(ms) {
     if (!isNum(ms)) return "never ended";
+    if (ms >= 100000) return fmtInt(ms / 1000) + " s";
+    if (ms >= 10000) return (ms / 1000).toFixed(1) + " s";
     if (ms >= 1000) return (ms / 1000).toFixed(2) + " s";
     if (ms >= 10) return ms.toFixed(1) + " ms";
     return ms.toFixed(2) + " ms";
@@ -122,13 +126,39 @@ FX.util = (function () {
     return fmtInt(n) + " " + (n === 1 ? one : many);
   }
 
-  function fmtCost(usd) {
+  // Dollars as plain decimals, never exponents: cents from a dollar up ($1,234.57), else
+  // `digits` (default 2) significant digits with trailing zeros dropped ($0.50, $0.012,
+  // $0.00000064). The diff asks for 3, so two small costs that differ never print the same.
+  function fmtCost(usd, digits) {
     if (!isNum(usd)) return "cost unknown";
-    if (usd !== 0 && Math.abs(usd) < 0.0001) return "$" + usd.toPrecision(2);
-    return "$" + usd.toFixed(4);
+    const sig = digits || 2;
+    const size = Math.abs(usd);
+    const sign = usd < 0 ? "-" : "";
+    if (size >= 1) {
+      return sign + "$" + size.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+    }
+    if (size === 0) return "$0.00";
+    const decimals = Math.min(20, Math.max(2, sig - 1 - Math.floor(Math.log10(size))));
+    let text = size.toFixed(decimals);
+    while (/\.\d{3,}$/.test(text) && text.endsWith("0")) text = text.slice(0, -1);
+    return sign + "$" + text;
+  }
+
+  // A number as the shortest plain decimal that reads back as it (6.4e-7 -> "0.00000064",
+  // 1e21 -> "1000000000000000000000"): the same digits as String(n), never an exponent.
+  function plainNumber(n) {
+    const text = String(n);
+    const m = /^(-?)(\d)(?:\.(\d+))?e([-+]\d+)$/.exec(text);
+    if (!m) return text;
+    const digits = m[2] + (m[3] || "");
+    const exp = Number(m[4]);
+    if (exp < 0) return m[1] + "0." + "0".repeat(-exp - 1) + digits;
+    return m[1] + digits + "0".repeat(Math.max(0, exp - digits.length + 1));
   }
 
   function fmtTokensShort(n) {
+    if (n >= 1e9) return (n / 1e9).toFixed(1) + "B tok";
+    if (n >= 1e6) return (n / 1e6).toFixed(1) + "M tok";
     if (n >= 10000) return (n / 1000).toFixed(1) + "k tok";
     return fmtInt(n) + " tok";
   }
@@ -210,6 +240,7 @@ FX.util = (function () {
     fmtCount: fmtCount,
     fmtCost: fmtCost,
     fmtTokensShort: fmtTokensShort,
+    plainNumber: plainNumber,
     ellipsis: ellipsis,
     perFrame: perFrame,
     debounce: debounce,

@@ -54,9 +54,10 @@ def test_first_error_is_selected_on_open(agent: Loaded) -> None:
 
 
 def test_header_shows_totals(agent: Loaded) -> None:
-    """The header shows node count, wall time, errors, tokens and cost."""
+    """The header shows node count, wall time, failures, tokens and cost; the failed tool was
+    handled by its caller (the run went on), so it is counted as handled, not as an error."""
     chips = agent.page.locator(".fx-chips").inner_text().split()
-    assert " ".join(chips) == "9 nodes 2.92 s wall time 1 error 2,442 tokens $0.0071 est. cost"
+    assert " ".join(chips) == "9 nodes 2.92 s wall time 1 handled 2,442 tokens $0.0071 est. cost"
 
 
 def test_hostile_text_is_shown_literally_and_runs_nothing(open_page: OpenPage) -> None:
@@ -128,7 +129,10 @@ def test_clearing_a_search_keeps_the_found_call_selected(open_page: OpenPage) ->
     loaded = open_page(trace_to_html(wide_trace(3000)), "clear")
     loaded.page.keyboard.press("/")
     loaded.page.keyboard.type("llm_2505")
-    loaded.page.wait_for_function(MATCHES_SHOWN)
+    # The whole query applied (typing under load can outlast the search's debounce).
+    loaded.page.wait_for_function(
+        "() => document.querySelector('.fx-match-info').textContent === '1 match'"
+    )
     loaded.page.keyboard.press("Escape")
     shown = loaded.page.locator(".fx-trace-row.selected:visible .fx-name").all_text_contents()
     loaded.page.keyboard.press("j")

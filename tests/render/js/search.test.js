@@ -43,14 +43,22 @@ test("parse splits terms, keeps quotes, reads comparisons and negation", () => {
 });
 
 test("field terms", () => {
-  assert.deepStrictEqual(names("model:gpt-4o"), ["plan", "answer"]);
   assert.deepStrictEqual(names("model:gpt-4o-mini"), ["plan"]);
+  assert.deepStrictEqual(names("model:GPT-4O-MINI"), ["plan"]);
   assert.deepStrictEqual(names("error:TimeoutError"), ["get_weather"]);
   assert.deepStrictEqual(names("kind:llm"), ["plan", "answer"]);
   assert.deepStrictEqual(names("status:error"), ["get_weather"]);
   assert.deepStrictEqual(names("status:slow"), ["answer"]);
   assert.deepStrictEqual(names("status:cancelled"), ["root"]);
   assert.deepStrictEqual(names("name:ANS"), ["answer"]);
+});
+
+test("model: is the exact model, model:x* a prefix", () => {
+  assert.deepStrictEqual(names("model:gpt-4o"), ["answer"]);
+  assert.deepStrictEqual(names("model:gpt-4o*"), ["plan", "answer"]);
+  assert.deepStrictEqual(names("model:gpt*"), ["plan", "answer"]);
+  assert.deepStrictEqual(names("model:gpt"), []);
+  assert.deepStrictEqual(names("-model:gpt-4o kind:llm"), ["plan"]);
 });
 
 test("numeric comparisons", () => {

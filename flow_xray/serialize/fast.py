@@ -14,7 +14,13 @@ from typing import Any, Final
 
 from flow_xray.serialize.cut import encode_json
 from flow_xray.serialize.limits import Limits
-from flow_xray.serialize.secrets import REDACTED, is_secret_name, scrub_text, secret_name_cache
+from flow_xray.serialize.secrets import (
+    REDACTED,
+    hides_value,
+    is_secret_name,
+    scrub_text,
+    secret_name_cache,
+)
 
 # Ints within 64 bits are written as they are; bigger ones take the walk.
 _FAST_INT: Final = 1 << 63
@@ -99,8 +105,11 @@ def fast_object(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> st
         if type(key) is not str:
             return None
         if secret is not None and secret.get(key, True) and is_secret_name(key, limits):
-            if out is None:
-                out = dict(arguments)
+            # A key that is itself a credential, or a value its name may not hide
+            # (``token`` holding a logprobs entry): the walk decides.
+            if scrub_text(key, limits) is not key or not hides_value(key, value, limits):
+                return None
+            out = dict(arguments) if out is None else out
             out[key] = REDACTED
             continue
         kind = type(value)  # scalars inline: the common case, worth skipping a call

@@ -31,23 +31,27 @@ from flow_xray.serialize.secrets.names import (
     is_secret_name,
     name_pattern,
     normalized_name,
+    plain_names,
     secret_name_cache,
 )
-from flow_xray.serialize.secrets.scan import SOLID_MIN, scrub_text
+from flow_xray.serialize.secrets.scan import CLEAN_MAX_LEN, SOLID_MIN, clean_strings, scrub_text
 
 __all__ = [
+    "CLEAN_MAX_LEN",
     "REDACTED",
     "SECRET_LAST_WORDS",
     "SECRET_PAIRS",
     "SECRET_WORDS",
     "SOLID_MIN",
     "VALUE_RULES",
+    "clean_strings",
     "could_be_token",
     "hides_value",
     "is_secret_name",
     "marker",
     "name_pattern",
     "normalized_name",
+    "plain_names",
     "scrub_text",
     "secret_name_cache",
 ]

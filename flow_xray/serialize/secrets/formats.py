@@ -189,7 +189,7 @@ VALUE_RULES: Final[tuple[Rule, ...]] = (
     ),
     _rule(
         "slack-token",
-        "xoxa-|xoxb-|xoxp-|xoxr-|xoxs-|xoxe|xapp-",
+        "xoxa-|xoxb-|xoxp-|xoxr-|xoxs-|xoxe.|xoxe-|xapp-",
         _token("xoxa-|xoxb-|xoxp-|xoxr-|xoxs-|xoxe.|xoxe-|xapp-", r"[A-Za-z0-9.-]{20,}"),
     ),
     _rule(
@@ -329,13 +329,13 @@ VALUE_RULES: Final[tuple[Rule, ...]] = (
     ),
     _rule(
         "bearer",
-        "Bearer|bearer|BEARER",
+        "Bearer|BEARER",
         r"(Bearer|bearer|BEARER)(?<![A-Za-z0-9_]......)(\s+)([A-Za-z0-9._~+/=-]{8,})",
         _scheme_token("bearer"),
     ),
     _rule(
         "basic-auth",
-        "Basic|basic|BASIC",
+        "Basic|BASIC",
         r"(Basic|basic|BASIC)(?<![A-Za-z0-9_].....)(\s+)([A-Za-z0-9+/]{6,}={0,2})",
         _basic,
     ),
@@ -348,7 +348,7 @@ VALUE_RULES: Final[tuple[Rule, ...]] = (
     _rule(
         # .netrc: ``machine host login user password secret``.
         "netrc-password",
-        "machine|default",
+        "machine",
         r"(\b(?:machine\s+\S+|default)\s+(?:login\s+\S+\s+)?(?:password|passwd)\s+)"
         r"(?!\[REDACTED)\S+",
         _kept_prefix("netrc-password"),

@@ -160,8 +160,39 @@ def secret_name_cache(limits: Limits) -> dict[str, bool]:
     if cache is None:
         if len(_SECRET_CACHE) > 64:
             _SECRET_CACHE.clear()
+            _PLAIN_NAMES.clear()
         cache = _SECRET_CACHE[key] = {}
     return cache
+
+
+# The names of `secret_name_cache` found not secret, as a set: a dict whose keys are
+# all in it is told apart in one C call (`flow_xray.serialize.fast`).
+_PLAIN_NAMES: dict[tuple[tuple[str, ...], tuple[str, ...]], set[str]] = {}
+
+
+def plain_names(limits: Limits) -> set[str]:
+    """Names `is_secret_name` found not secret under ``limits`` (at most 256 characters)."""
+    last_limits, names = _LAST_PLAIN.pair
+    if last_limits is limits and len(names) < _CACHE_CAP:
+        return names
+    key = (limits.redact_patterns, limits.redact_allow)
+    found = _PLAIN_NAMES.get(key)
+    if found is None or len(found) >= _CACHE_CAP:
+        found = _PLAIN_NAMES[key] = set()
+    _LAST_PLAIN.pair = (limits, found)  # one swap: a reader never mixes two limits' sets
+    return found
+
+
+class _LastPlain:
+    """The set `plain_names` gave last and the limits it was for (one object, one swap)."""
+
+    __slots__ = ("pair",)
+
+    def __init__(self) -> None:
+        self.pair: tuple[Limits | None, set[str]] = (None, set())
+
+
+_LAST_PLAIN: Final = _LastPlain()
 
 
 def is_secret_name(name: str, limits: Limits) -> bool:
@@ -182,6 +213,8 @@ def is_secret_name(name: str, limits: Limits) -> bool:
             if len(cache) >= _CACHE_CAP:
                 cache.clear()
             cache[name] = verdict
+            if not verdict:
+                plain_names(limits).add(name)
     return verdict
 
 
@@ -236,5 +269,6 @@ __all__ = [
     "is_secret_name",
     "name_pattern",
     "normalized_name",
+    "plain_names",
     "secret_name_cache",
 ]

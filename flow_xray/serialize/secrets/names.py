@@ -104,8 +104,8 @@ def _by_default(name: str, words: list[str]) -> str | None:
     if any(pair in SECRET_PAIRS for pair in itertools.pairwise(words)):
         return ""
     last = words[-1]
-    if last.endswith("token") and last != "token":  # ``identitytoken``, ``authToken``
-        last = "token"
+    if last.endswith("token") and last != "token":  # ``identitytoken``, ``bottoken``
+        return ""
     if last not in SECRET_LAST_WORDS:
         return None
     if last == "token" and len(words) > 1:

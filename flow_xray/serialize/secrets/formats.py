@@ -135,7 +135,7 @@ VALUE_RULES: Final[tuple[Rule, ...]] = (
         # ``@``), but ``host:8080/path@x`` is a port and a path, not a password.
         "url-password",
         "://",
-        r"(://(?<=[A-Za-z0-9+.-]://)[^\s:/?#@'\"<>\[\]]*):(?!\d+(?:[/?#]|$))[^\s'\"<>]+@"
+        r"(://(?<=[A-Za-z0-9+.-]://)[^\s:/?#@'\"<>\[\]]{0,256}):(?!\d+(?:[/?#]|$))[^\s'\"<>]{1,256}@"
         r"(?=[A-Za-z0-9\[])",
         lambda m, base: f"{m.group(base + 1)}:{marker('url-password')}@",
     ),

@@ -129,7 +129,9 @@ _ASSIGNMENT = re.compile(
     r"(?:(?P<q>')(?P<single>(?:[^'\\\n]|\\.){0,4096})'"
     r"|(?P<dq>\")(?P<double>(?:[^\"\\\n]|\\.){0,4096})\""
     r"|(?P<braced>\{[^}\n]{0,4096}\})"
-    rf"|(?P<bare>(?:(?i:{_SCHEME_WORDS})[ \t]+)?[^\s]{{1,4096}}?{_BARE_END}))"
+    # (a value that does not end within 4096 characters is 4096 characters: one pass, then
+    # the names inside it are skipped)
+    rf"|(?P<bare>(?:(?i:{_SCHEME_WORDS})[ \t]+)?(?:[^\s]{{1,4096}}?{_BARE_END}|[^\s]{{1,4096}})))"
 )
 _LINE_VALUE = re.compile(r"[^\n]*")
 

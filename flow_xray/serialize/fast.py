@@ -146,6 +146,7 @@ def fast_object(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> st
     if len(arguments) > limits.max_items:
         return None
     secret = secret_name_cache(limits) if limits.redact else None
+    clean = clean_strings(limits)
     out: dict[Any, Any] | None = None
     budget = max_bytes
     for key, value in arguments.items():
@@ -161,11 +162,12 @@ def fast_object(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> st
             continue
         kind = type(value)  # scalars inline: the common case, worth skipping a call
         if kind is str:
-            if len(value) > limits.max_string:
+            size = len(value)
+            if size > limits.max_string or (
+                size >= 8 and secret is not None and value not in clean and _dirty(value, limits)
+            ):
                 return None
-            if secret is not None and holds_secret(value, limits):
-                return None
-            budget -= len(value)
+            budget -= size
         elif kind is int:
             if not -_FAST_INT < value < _FAST_INT:
                 return None

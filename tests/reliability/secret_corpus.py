@@ -163,6 +163,23 @@ CREDENTIALS: tuple[Credential, ...] = (
         f"AAAA{_K[55][:7]}:APA91b{_K[55][7:64]}{_K[56]}{_K[57][:20]}",
         _K[55][7:60],
     ),
+    _c("Google OAuth access token", f"ya29.a0AfB_{_K[17][52:64]}{_K[18][37:64]}", _K[18][37:64]),
+    _c(
+        "SendGrid key",
+        f"SG.{_K[19][48:64]}{_K[20][:6]}.{_K[21][16:59]}",
+        _K[21][16:59],
+    ),
+    _c(
+        "AWS session token in a URL",
+        f"https://x.s3.amazonaws.com/k?X-Amz-Security-Token={_K[22][34:64]}",
+        _K[22][34:64],
+    ),
+    _c("1Password service account token", f"ops_eyJzaWduSW5BZGRyZXNz{_K[23][:50]}", _K[23][:50]),
+    _c(
+        "Facebook access token",
+        f"EAACEdEose0cBA{_K[24]}{_K[25][60:64]}{_K[26][36:64]}",
+        _K[24][:40],
+    ),
     _c("Google API key", f"AIza{_K[58][:35]}", _K[58][:35]),
     _c("Google OAuth client secret", f"GOCSPX-{_K[59][:28]}", _K[59][:28]),
     _c("Google refresh token", f"1//0g{_K[60]}", _K[60][:40]),

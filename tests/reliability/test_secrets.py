@@ -1,9 +1,10 @@
 """No secret leaves a trace: the audit's credential corpus through every sink, 0 leaks.
 
-The corpus holds each shape the audit found leaking: values under secret-looking
-names (``token``, ``X-Auth-Token``, ``session_id``…) and credentials inside
-ordinary text (provider keys, bearer tokens, DSN passwords, cloud and VCS
-tokens, JWTs, private keys, signed URLs). Each is pushed through every place a
+The corpus holds values under secret-looking names (``token``,
+``X-Auth-Token``, ``session_id``…) and the credential formats of
+`tests.reliability.secret_corpus` inside ordinary text (provider keys, any
+``Authorization`` scheme, cookies, DSN passwords, cloud and VCS tokens, JWTs,
+private keys, signed URLs, config files). Each is pushed through every place a
 value can surface (arguments, ``attributes=``, ``trace.annotate``, reprs,
 exception messages and tracebacks, other instrumentations' spans and events)
 and every sink (the SDK span attributes a user's exporter sees, ``to_json``,

@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Final
+from urllib.parse import quote, unquote, urlsplit
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span
@@ -125,6 +126,7 @@ class LossCountingExporter(SpanExporter, _LogSink):
         self._closed = False
         self.exported = 0
         self.last_error: str | None = None
+        self.where = ""  # the endpoint: its password is taken out of the SDK's messages
         patches.install(_QUIET_LOGS)
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
@@ -136,7 +138,9 @@ class LossCountingExporter(SpanExporter, _LogSink):
         try:
             result = self._inner.export(exportable_spans(spans))
         except Exception as exc:  # an exporter bug must not kill the batch worker
-            self.last_error = one_line(f"{type(exc).__name__}: {exc}")
+            self.last_error = one_line(
+                _without_userinfo(f"{type(exc).__name__}: {exc}", self.where)
+            )
             _debug_log.debug("export raised", exc_info=True)
             return SpanExportResult.FAILURE
         finally:
@@ -158,7 +162,8 @@ class LossCountingExporter(SpanExporter, _LogSink):
         retry lines before it carry the cause.
         """
         if self.last_error is None or not any(g in message for g in _GENERIC_ERRORS):
-            self.last_error = one_line(message)  # an SDK line may quote what a server sent
+            # An SDK line may quote what a server sent, and the gRPC one the endpoint.
+            self.last_error = one_line(_without_userinfo(message, self.where))
 
     def close(self) -> None:
         """Refuse further batches and shut the wrapped exporter down (aborting its backoff)."""
@@ -277,6 +282,7 @@ class ExportPipeline:
     ) -> None:
         self.key = key
         self.exporter = LossCountingExporter(exporter)
+        self.exporter.where = key[1]
         self.processor = CountingBatchSpanProcessor(self.exporter, key[1], max_queue_size)
         EXPORT.alive.add(self)
         patches.install(_RESTART_COUNTS_AT_FORK)
@@ -326,6 +332,21 @@ class ExportPipeline:
                 scrub_text(reason, limits),
             )
         return lost
+
+
+def _without_userinfo(text: str, endpoint: str) -> str:
+    """``text`` without the password of ``endpoint``'s ``user:password@``, however quoted: the
+    gRPC exporter names its target as ``user:password@host:port``, without the scheme that
+    tells `scrub_text` a URL password from other text."""
+    try:
+        password = urlsplit(endpoint).password
+    except ValueError:
+        return text
+    if not password:
+        return text
+    for form in {password, unquote(password), quote(unquote(password), safe="")}:
+        text = text.replace(form, "[REDACTED:url-password]")
+    return text
 
 
 def _restart_all_counts() -> None:

@@ -31,8 +31,13 @@ from flow_xray.serialize.cut import CUT, cap_text, dump, encode_json, json_strin
 from flow_xray.serialize.fast import fast_object, fits, plain_budget
 from flow_xray.serialize.limits import Limits, get_limits
 from flow_xray.serialize.reprs import MAX_INT_BITS, Reprs, type_name
-from flow_xray.serialize.secrets import REDACTED, is_secret_name, scrub_text, secret_name_cache
-from flow_xray.serialize.text import writable
+from flow_xray.serialize.secrets import (
+    REDACTED,
+    hides_value,
+    is_secret_name,
+    scrub_text,
+    secret_name_cache,
+)
 from flow_xray.serialize.walk import Walker, json_key
 
 # User-named attribute keys (``attributes=``, ``trace.annotate``) are cut to this many chars.
@@ -100,10 +105,10 @@ def _shared_inputs(
     if len(arguments) > limits.max_items or any(type(k) is not str for k in arguments):
         return None
     per_value = limits.max_value_bytes
-    keys = {k: encode_json(writable(k)) for k in arguments}
+    keys = {k: encode_json(encode_key(k, limits)) for k in arguments}
     texts = {
         k: '"' + REDACTED + '"'
-        if is_secret_name(k, limits)
+        if is_secret_name(k, limits) and hides_value(k, v, limits)
         else _value_json(v, limits, min(per_value, max_bytes), reprs)
         for k, v in arguments.items()
     }
@@ -223,7 +228,7 @@ def encode_attribute(
     as return values do.
     """
     try:
-        if key is not None and limits.redact and is_secret_name(key, limits):
+        if key is not None and is_secret_name(key, limits) and hides_value(key, value, limits):
             return REDACTED
         kind = type(value)
         if kind is bool or kind is float:

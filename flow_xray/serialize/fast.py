@@ -14,7 +14,16 @@ from typing import Any, Final
 
 from flow_xray.serialize.cut import encode_json
 from flow_xray.serialize.limits import Limits
-from flow_xray.serialize.secrets import REDACTED, is_secret_name, scrub_text, secret_name_cache
+from flow_xray.serialize.secrets import (
+    CLEAN_MAX_LEN,
+    REDACTED,
+    clean_strings,
+    hides_value,
+    is_secret_name,
+    plain_names,
+    scrub_text,
+    secret_name_cache,
+)
 
 # Ints within 64 bits are written as they are; bigger ones take the walk.
 _FAST_INT: Final = 1 << 63
@@ -42,16 +51,36 @@ def plain_budget(
     if depth >= limits.max_depth or budget < 0:
         return -1
     if kind is list or kind is tuple:
-        if len(value) > limits.max_items:
-            return -1
-        for item in value:
-            budget = plain_budget(item, depth + 1, budget - 1, limits, secret)
-            if budget < 0:
-                return -1
-        return budget
+        return _plain_list(value, depth, budget, limits, secret)
     if kind is dict:
         return _plain_dict(value, depth, budget, limits, secret)
     return -1
+
+
+def _plain_list(
+    value: list[Any] | tuple[Any, ...],
+    depth: int,
+    budget: int,
+    limits: Limits,
+    secret: dict[str, bool] | None,
+) -> int:
+    """`plain_budget` of a list or tuple: plain items within the caps."""
+    if len(value) > limits.max_items:
+        return -1
+    clean = clean_strings(limits)
+    for item in value:
+        if type(item) is str:  # inline: the common item, worth skipping two calls
+            size = len(item)
+            if size > limits.max_string or (
+                size >= 8 and secret is not None and item not in clean and _dirty(item, limits)
+            ):
+                return -1
+            budget -= size + 4
+        else:
+            budget = plain_budget(item, depth + 1, budget - 1, limits, secret)
+        if budget < 0:
+            return -1
+    return budget
 
 
 def _plain_dict(
@@ -60,15 +89,39 @@ def _plain_dict(
     """`plain_budget` of a dict: str keys within the caps, none secret, plain values."""
     if len(value) > limits.max_items:
         return -1
+    clean = clean_strings(limits)
+    if secret is not None and limits.max_string >= CLEAN_MAX_LEN:
+        # Settings, headers, messages: every key a known plain name and every value a
+        # string known clean, told in two C calls (a value that cannot be hashed: no).
+        try:
+            if plain_names(limits).issuperset(value) and clean.issuperset(value.values()):
+                size = len("".join(value)) + len("".join(value.values()))  # in C
+                return budget - size - 7 * len(value)
+        except TypeError:  # a value that cannot be hashed: the loop below
+            pass
     for key, item in value.items():
         if type(key) is not str or len(key) > limits.max_string:
             return -1
         if secret is not None and secret.get(key, True) and is_secret_name(key, limits):
             return -1
-        budget = plain_budget(item, depth + 1, budget - len(key) - 4, limits, secret)
+        if type(item) is str:  # inline: the common value, worth skipping two calls
+            size = len(item)
+            if size > limits.max_string or (
+                size >= 8 and secret is not None and item not in clean and _dirty(item, limits)
+            ):
+                return -1
+            if size < 8:  # clean by length: known as such to the check above
+                clean.add(item)
+            budget -= size + len(key) + 7
+        else:
+            budget = plain_budget(item, depth + 1, budget - len(key) - 4, limits, secret)
         if budget < 0:
             return -1
     return budget
+
+
+def _dirty(text: str, limits: Limits) -> bool:
+    return scrub_text(text, limits) is not text
 
 
 def holds_secret(text: str, limits: Limits) -> bool:
@@ -93,23 +146,28 @@ def fast_object(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> st
     if len(arguments) > limits.max_items:
         return None
     secret = secret_name_cache(limits) if limits.redact else None
+    clean = clean_strings(limits)
     out: dict[Any, Any] | None = None
     budget = max_bytes
     for key, value in arguments.items():
         if type(key) is not str:
             return None
         if secret is not None and secret.get(key, True) and is_secret_name(key, limits):
-            if out is None:
-                out = dict(arguments)
+            # A key that is itself a credential, or a value its name may not hide
+            # (``token`` holding a logprobs entry): the walk decides.
+            if scrub_text(key, limits) is not key or not hides_value(key, value, limits):
+                return None
+            out = dict(arguments) if out is None else out
             out[key] = REDACTED
             continue
         kind = type(value)  # scalars inline: the common case, worth skipping a call
         if kind is str:
-            if len(value) > limits.max_string:
+            size = len(value)
+            if size > limits.max_string or (
+                size >= 8 and secret is not None and value not in clean and _dirty(value, limits)
+            ):
                 return None
-            if secret is not None and holds_secret(value, limits):
-                return None
-            budget -= len(value)
+            budget -= size
         elif kind is int:
             if not -_FAST_INT < value < _FAST_INT:
                 return None

@@ -34,7 +34,7 @@ from flow_xray.serialize.cut import (
 )
 from flow_xray.serialize.limits import Limits
 from flow_xray.serialize.reprs import MAX_INT_BITS, Reprs, repr_once, safe_repr, type_name
-from flow_xray.serialize.secrets import REDACTED, is_secret_name, scrub_text
+from flow_xray.serialize.secrets import REDACTED, hides_value, is_secret_name, scrub_text
 from flow_xray.serialize.shapes import (
     array_summary,
     buffer_summary,
@@ -267,7 +267,11 @@ class Walker:
             if name in out:
                 name = f"{name}#{count}"
             self.budget -= utf8_len(name) + 4
-            if redact and is_secret_name(name, self.limits):
+            if (
+                redact
+                and is_secret_name(name, self.limits)
+                and hides_value(name, item, self.limits)
+            ):
                 self.budget -= len(REDACTED) + 2
                 out[name] = REDACTED
             else:

@@ -33,7 +33,7 @@ from typing import Any, Final
 
 from flow_xray import attributes as attr, jsontext
 from flow_xray.serialize.limits import Limits, get_limits
-from flow_xray.serialize.secrets import REDACTED, is_secret_name, scrub_text
+from flow_xray.serialize.secrets import REDACTED, hides_value, is_secret_name, scrub_text
 from flow_xray.tree.spans import EventRecord, SpanRecord
 
 __all__ = [
@@ -407,7 +407,16 @@ def scrub_attributes(attributes: Mapping[str, Any], limits: Limits) -> dict[str,
     out: dict[str, Any] | None = None
     for key, value in attributes.items():
         if isinstance(key, str) and is_secret_name(key, limits):
-            new: Any = value if value == REDACTED else REDACTED
+            clean = scrub_text(key, limits)  # a key that is itself a credential
+            if clean is not key:
+                out = dict(attributes) if out is None else out
+                del out[key]
+                out[clean] = scrub_value(value, limits)
+                continue
+            if hides_value(key, value, limits):
+                new: Any = value if value == REDACTED else REDACTED
+            else:
+                new = scrub_value(value, limits)
         else:
             new = scrub_value(value, limits)
         if new is not value:
@@ -438,12 +447,16 @@ def scrub_value(value: Any, limits: Limits) -> Any:
             holder[slot] = items = list(item)
             stack.extend((items, i) for i in range(len(items)))
         elif isinstance(item, dict):
-            copy = dict(item)
-            for key in copy:
+            copy = {}
+            for key, member in item.items():
+                name = key
                 if isinstance(key, str) and is_secret_name(key, limits):
-                    copy[key] = REDACTED
-                else:
-                    stack.append((copy, key))
+                    name = scrub_text(key, limits)  # a key that is itself a credential
+                    if name is key and hides_value(key, member, limits):
+                        copy[key] = REDACTED
+                        continue
+                copy[name] = member
+                stack.append((copy, name))
             holder[slot] = copy
     return root[0]
 
@@ -460,7 +473,12 @@ def _has_secret(value: Any, limits: Limits) -> bool:
             stack.extend(item)
         elif isinstance(item, dict):
             for key, member in item.items():
-                if isinstance(key, str) and is_secret_name(key, limits) and member != REDACTED:
+                if (
+                    isinstance(key, str)
+                    and is_secret_name(key, limits)
+                    and member != REDACTED
+                    and (scrub_text(key, limits) is not key or hides_value(key, member, limits))
+                ):
                     return True
                 stack.append(member)
     return False

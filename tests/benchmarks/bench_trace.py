@@ -3,14 +3,16 @@
 Run: ``python tests/benchmarks/bench_trace.py [--rounds N] [--calls N]``.
 
 Every contestant runs the same function, for a small payload (two short
-arguments, a small dict back) and a 1 KB payload (a 1 KB string in, a dict
-holding it back). Rounds interleave all contestants (the order rotates each
-round), so machine noise hits them alike. A contestant's time in a round is
-the fastest of ten batches, in CPU time of the process (all its threads, so
-peers' background exporters count). Each contestant shows its best time over
-the rounds and that as a ratio to the best time of the reference span **B**
-(noise only ever adds time, so best times are the steadiest estimate), then
-the per-round ratios to B measured in the same round: median [min-max]:
+arguments, a small dict back), a 1 KB payload (a 1 KB string in, a dict holding
+it back) and a 1 KB payload shaped like real tool and LLM arguments (a
+512-character prompt and a dict of 20 short strings, such as ``"value-07"``,
+in; a dict holding both back). Rounds interleave all contestants (the order
+rotates each round), so machine noise hits them alike. A contestant's time in a
+round is the fastest of ten batches, in CPU time of the process (all its
+threads, so peers' background exporters count). Each contestant shows its best
+time over the rounds and that as a ratio to the best time of the reference span
+**B** (noise only ever adds time, so best times are the steadiest estimate),
+then the per-round ratios to B measured in the same round: median [min-max]:
 
 - **B**: the bare OpenTelemetry SDK: ``start_as_current_span`` plus the same
   ``input.value`` / ``output.value`` attributes (JSON of the arguments and the
@@ -72,14 +74,18 @@ os.environ.setdefault("LANGFUSE_HOST", "http://127.0.0.1:9")
 os.environ.setdefault("MLFLOW_TRACKING_URI", "file://" + tempfile.mkdtemp(prefix="mlruns-"))
 
 TEXT_1K = ("The quick brown fox jumps over the lazy dog. " * 24)[:1024]
+# The common shape of tool and LLM arguments: a prompt and a dict of short settings.
+OPTIONS = {f"field-{i:02}": f"value-{i:02}" for i in range(20)}
 PAYLOADS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "small": (("what is 2 + 2?", 5), {}),
     "1 KB": ((TEXT_1K, 5), {}),
+    "1 KB str+dict": ((TEXT_1K[:512], OPTIONS), {}),
 }
 
 
-def business(query: str, limit: int = 5) -> dict[str, Any]:
-    """The user's function: a small dict back, holding the query (1 KB for the big payload)."""
+def business(query: str, limit: Any = 5) -> dict[str, Any]:
+    """The user's function: a small dict back, holding the query (1 KB for the big payloads)
+    and ``limit`` (the dict of short strings for the argument-shaped payload)."""
     return {"query": query, "hits": limit}
 
 
@@ -116,7 +122,7 @@ def bare_span(tracer: trace_api.Tracer) -> Callable[[Callable[..., Any]], Callab
     """B: a span with the same input.value/output.value a tracer of inputs and outputs writes."""
 
     def make(func: Callable[..., Any]) -> Callable[..., Any]:
-        def call(query: str, limit: int = 5) -> Any:
+        def call(query: str, limit: Any = 5) -> Any:
             with tracer.start_as_current_span("business") as span:
                 span.set_attribute("input.value", json.dumps({"query": query, "limit": limit}))
                 result = func(query, limit)
@@ -139,7 +145,7 @@ def same_work_span(tracer: trace_api.Tracer) -> Callable[[Callable[..., Any]], C
     }
 
     def make(func: Callable[..., Any]) -> Callable[..., Any]:
-        def call(query: str, limit: int = 5) -> Any:
+        def call(query: str, limit: Any = 5) -> Any:
             with tracer.start_as_current_span("business", attributes=static) as span:
                 span.set_attribute("input.value", json.dumps({"query": query, "limit": limit}))
                 span.set_attribute("input.mime_type", "application/json")

@@ -1,9 +1,10 @@
 """No secret leaves a trace: the audit's credential corpus through every sink, 0 leaks.
 
-The corpus holds each shape the audit found leaking: values under secret-looking
-names (``token``, ``X-Auth-Token``, ``session_id``…) and credentials inside
-ordinary text (provider keys, bearer tokens, DSN passwords, cloud and VCS
-tokens, JWTs, private keys, signed URLs). Each is pushed through every place a
+The corpus holds values under secret-looking names (``token``,
+``X-Auth-Token``, ``session_id``…) and the credential formats of
+`tests.reliability.secret_corpus` inside ordinary text (provider keys, any
+``Authorization`` scheme, cookies, DSN passwords, cloud and VCS tokens, JWTs,
+private keys, signed URLs, config files). Each is pushed through every place a
 value can surface (arguments, ``attributes=``, ``trace.annotate``, reprs,
 exception messages and tracebacks, other instrumentations' spans and events)
 and every sink (the SDK span attributes a user's exporter sees, ``to_json``,
@@ -14,7 +15,6 @@ is any distinctive fragment of a secret found in a sink's text.
 from __future__ import annotations
 
 import argparse
-import base64
 import contextlib
 import json
 import os
@@ -37,6 +37,7 @@ from flow_xray.sdk.span_text import exportable_spans
 from flow_xray.serialize import REDACTED, get_limits, scrub_text
 from flow_xray.tree.foreign import scrub_foreign
 from flow_xray.tree.spans import EventRecord, SpanRecord
+from tests.reliability.secret_corpus import CREDENTIALS
 
 # --- the corpus ------------------------------------------------------------------
 # Values stored under a secret-looking name: only the name says they are secret.
@@ -62,69 +63,8 @@ NAMED: dict[str, str] = {
     "private_key": "nv19Fg2Hj5Kl8Z",
     "credentials": "nv20Xc3Vb6Nm9Q",
 }
-_PEM_BODY = "MIIEpAIBAAKCAQEAq7Zx9Lm2Wp4Rt8Vn3Kb6Hs1Jd5Fg2Ck7Ma4Qz8Rt5Pw9k"
-_BASIC = base64.b64encode(b"admin:Sw0rdf1shZq8").decode()
-# (what it is, a text holding it, the fragments none of which may survive)
-FORMATS: list[tuple[str, str, tuple[str, ...]]] = [
-    ("openai key", "sk-proj-Ab3Cd5Ef7Gh9Ij1Kl3Mn5Op7Qr", ("Ab3Cd5Ef7Gh9Ij1Kl3Mn5",)),
-    ("anthropic key", "sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2", ("Zx9Yw8Vu7Ts6Rq5Po4",)),
-    ("bearer header value", "Authorization: Bearer Tk8sLq2Wn5Rv9Xm4Pz7Hb3", ("Tk8sLq2Wn5Rv9",)),
-    ("postgres DSN", "postgres://app:Hx7pR2vQ9wZt@db.internal:5432/prod", ("Hx7pR2vQ9wZt",)),
-    ("DSN password with / and #", "postgres://u:Pw9k/Lm2#Qz8@h:5432/db", ("Pw9k", "Lm2", "Qz8")),
-    ("DSN password with @", "redis://:Rt5p@Vb7x@cache:6379/0", ("Rt5p", "Vb7x")),
-    ("AWS access key id", "AKIAZ7Q3LM2XP9RT4WVB", ("Z7Q3LM2XP9RT4WVB",)),
-    (
-        "AWS secret access key",
-        "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Lm2Nq3R",
-        ("wJalrXUtnFEMI",),
-    ),
-    ("GitHub token", "ghp_R7q2Lm9Xw4Vb8Nk3Pz6Ty1Hs5Jd0Fg2Ck7Ma", ("R7q2Lm9Xw4Vb8Nk3",)),
-    (
-        "GitHub fine-grained token",
-        "github_pat_11ABCDEFG0Qz8Rt5Pw9kLm_2Vb7Xc4Nd6Fh1Gj3Hk5",
-        ("Qz8Rt5Pw9kLm",),
-    ),
-    ("Slack token", "xoxb-2481632641-1234567890123-Yt4Ur7Ie0Wq3Lp6", ("Yt4Ur7Ie0Wq3Lp6",)),
-    (
-        "Slack webhook URL",
-        "https://hooks.slack.com/services/T0ABCD123/B0EFGH456/Mn4Bv7Cx0Za3Sd6Fg9Hj2",
-        ("Mn4Bv7Cx0Za3Sd6Fg9Hj2",),
-    ),
-    ("GitLab token", "glpat-Xy7Zq2Wm9Lp4Rt8Vn3Kb", ("Xy7Zq2Wm9Lp4Rt8Vn3Kb",)),
-    ("HuggingFace token", "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", ("QzRtPwKmLvBxCnDfGh",)),
-    ("npm token", "npm_Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2", ("Ab1Cd2Ef3Gh4Ij5Kl6",)),
-    (
-        "SendGrid key",
-        "SG.Ab3Cd5Ef7Gh9Ij1Kl3Mn5O.Pq7Rs9Tu1Vw3Xy5Za7Bc9De1Fg3Hi5Jk7Lm9No1Pq3Rs",
-        ("Ab3Cd5Ef7Gh9Ij1Kl3Mn5O", "Pq7Rs9Tu1Vw3Xy5Za7"),
-    ),
-    ("Google OAuth token", "ya29.a0AfB_byC7Xq2Lm9Wp4Rt8Vn3Kb6Hs1Jd5", ("byC7Xq2Lm9Wp4Rt8",)),
-    ("Google API key", "AIzaSyQ7rX2mLp9vK4Wn5Rv9Xm4Pz7Hb3Tk8s", ("SyQ7rX2mLp9vK4Wn5",)),
-    ("Stripe key", "sk_live_51HxQz8Rt5Pw9kLm2Vb7Xc4", ("51HxQz8Rt5Pw9kLm2",)),
-    (
-        "JWT",
-        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ1c2VyLTQyIn0.Qz8Rt5Pw9kLm2Vb7Xc4Nd6",
-        ("eyJzdWIiOiJ1c2VyLTQyIn0", "Qz8Rt5Pw9kLm2Vb7Xc4Nd6"),
-    ),
-    (
-        "PEM private key",
-        f"-----BEGIN RSA PRIVATE KEY-----\n{_PEM_BODY}\n-----END RSA PRIVATE KEY-----",
-        (_PEM_BODY[:24],),
-    ),
-    (
-        "presigned S3 URL",
-        "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature="
-        + "9f3a" * 16,
-        ("9f3a9f3a9f3a",),
-    ),
-    (
-        "Azure SAS URL",
-        "https://acct.blob.core.windows.net/c/b?sv=2022-11-02&sr=b&sp=r"
-        "&sig=Kx7Lm2Qz9Wp4Rt8Vn3Kb6Hs1Jd5Fg2Ck7Ma4Qz8Rt5Q%3D",
-        ("Kx7Lm2Qz9Wp4Rt8Vn3",),
-    ),
-    ("basic auth", f"Authorization: Basic {_BASIC}", (_BASIC[:16],)),
-]
+# Credentials inside text: the corpus of formats (tests/reliability/secret_corpus.py).
+FORMATS: list[tuple[str, str, tuple[str, ...]]] = [tuple(c) for c in CREDENTIALS]  # type: ignore[misc]
 PROMPT = "Context for the agent:\n" + "\n".join(f"- {t} is {s} ok" for t, s, _ in FORMATS)
 FRAGMENTS = sorted({f for _, _, fs in FORMATS for f in fs} | set(NAMED.values()))
 
@@ -234,7 +174,8 @@ def test_scrubbing_twice_changes_nothing_more() -> None:
 
 def test_secret_names_inside_text_are_found_whatever_the_other_words() -> None:
     """``name=value`` / ``name: value`` pairs with secret names lose their values, in prose full
-    of harmless ``key:`` / ``author:`` pairs, quoted values and JSON alike."""
+    of harmless ``key:`` / ``author:`` pairs, quoted values and JSON alike; a token id under
+    ``token`` is not a credential and stays."""
     text = (
         "author: Jane key: k1 api_key=nv09Pa2Sd5Fg8H primary key: id "
         'password: \'hunter 2 x\' {"session_id": "nv03Hs1Jd5Fg2C", "token": 42} '
@@ -243,7 +184,7 @@ def test_secret_names_inside_text_are_found_whatever_the_other_words() -> None:
     out = scrub_text(text, get_limits())
     assert out == (
         "author: Jane key: k1 api_key=[REDACTED] primary key: id "
-        'password: \'[REDACTED]\' {"session_id": "[REDACTED]", "token": [REDACTED]} '
+        'password: \'[REDACTED]\' {"session_id": "[REDACTED]", "token": 42} '
         "X-Auth-Token: [REDACTED] sessid=[REDACTED] max_tokens: 9"
     )
 
@@ -390,7 +331,7 @@ def test_foreign_spans_hold_no_secret_in_json_html_or_otlp_json(
     assert_no_leaks(sinks)
     llm, get = result.find("ChatCompletion"), result.find("GET")
     assert llm is not None and get is not None
-    assert llm.inputs["api_key"] == REDACTED and llm.inputs["token"] == REDACTED
+    assert llm.inputs["api_key"] == REDACTED and llm.inputs["token"] == 7  # a token id
     assert "[REDACTED:openai-key]" in llm.inputs["messages"][0]["content"]
     assert get.attributes["http.request.header.authorization"] == REDACTED
     assert get.attributes["otel.scope.name"] == "my.http.client"
@@ -439,7 +380,9 @@ def test_a_clean_export_batch_is_not_copied(otel_globals: Callable[[], None]) ->
 
 def test_the_off_switch_and_allow_list_reach_foreign_spans(restore_limits: None) -> None:
     """``set_redaction(enabled=False)`` keeps foreign values; an allowed name or kind is kept."""
-    record = _foreign_record(session_id="s-1", token="t-1", note="glpat-Xy7Zq2Wm9Lp4Rt8Vn3Kb")
+    record = _foreign_record(
+        session_id="s-1", token=NAMED["token"], note="glpat-Xy7Zq2Wm9Lp4Rt8Vn3Kb"
+    )
     set_redaction(allow=("session_id", "gitlab-token"))
     scrubbed = scrub_foreign(record).attributes
     assert (scrubbed["session_id"], scrubbed["token"]) == ("s-1", REDACTED)

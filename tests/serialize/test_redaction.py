@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
@@ -15,7 +16,7 @@ from flow_xray.serialize import (
     is_secret_name,
     to_jsonable,
 )
-from flow_xray.serialize.secrets import ANCHOR_CHARS, ANCHOR_WORDS, VALUE_RULES, scrub_text
+from flow_xray.serialize.secrets import SOLID_MIN, VALUE_RULES, scrub_text
 from tests.serialize.serialize_support import DEFAULT, strict_loads
 
 # --- redaction ---------------------------------------------------------------
@@ -103,13 +104,19 @@ def test_credentials_inside_strings_are_scrubbed_and_named() -> None:
     assert strict_loads(text) == {"prompt": "use [REDACTED:openai-key] to call", "n": 1}
 
 
-def test_every_credential_trigger_passes_the_quick_check() -> None:
-    """Each rule's triggers hold an anchor character or are an anchor word, so the
-    one-class pre-check never skips a text a rule could match."""
-    for kind, triggers, _, _ in VALUE_RULES:
-        for trigger in triggers:
-            covered = any(c in trigger for c in ANCHOR_CHARS) or trigger.lower() in ANCHOR_WORDS
-            assert covered, (kind, trigger)
+# The formats whose every match holds a blank (a scheme and its token) or ":" (a URL).
+SEPARATED = {"url-password", "digest-auth", "bearer", "basic-auth", "auth-header", "netrc-password"}
+
+
+def test_the_short_text_shortcut_skips_nothing_a_rule_matches() -> None:
+    """A text shorter than SOLID_MIN without a blank, "=" or ":" is returned unscanned, so
+    every other format's shortest match is at least SOLID_MIN characters long."""
+    shortest = {
+        kind: re._parser.parse(pattern.pattern).getwidth()[0]  # type: ignore[attr-defined]
+        for kind, _, pattern, _ in VALUE_RULES
+        if kind not in SEPARATED
+    }
+    assert {kind: width for kind, width in shortest.items() if width < SOLID_MIN} == {}
 
 
 def test_a_long_text_scrubs_the_same_twice() -> None:

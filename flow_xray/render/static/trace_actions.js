@@ -55,7 +55,7 @@ FX.traceActions = (function () {
     drawn.forEach((i, k) => {
       const node = this.nodes[i];
       const tokens = U.tokens(node);
-      const second = [node.kind || "chain", U.fmtMs(node.latency_ms)];
+      const second = [node.kind || "chain", node.ghost === true ? "not run" : U.fmtMs(node.latency_ms)];
       if (tokens) second.push(U.fmtTokensShort(tokens));
       const hidden = this.kids[i] && !this.expanded[i] ? this.size[i] - 1 : 0;
       scene.nodes.push({

@@ -329,7 +329,7 @@ FX.TraceApp = (function () {
     p.kind.className = "fx-kindtag kind-" + (/^[a-z]+$/.test(node.kind || "") ? node.kind : "other");
     D.fillTags(p.tags, node, this.data.tag_prefix);
     p.facts.textContent = O.llmFacts(node);
-    p.total.textContent = U.fmtMs(node.latency_ms);
+    p.total.textContent = node.ghost === true ? "not run" : U.fmtMs(node.latency_ms);
     p.self.textContent = U.isNum(node.self_ms) && this.kids[i] ? U.fmtMs(node.self_ms) : "";
     const ended = U.isNum(node.latency_ms);
     p.bar.className = "fx-bar " + status + (ended && !node.incomplete ? "" : " open") + (this.critical[i] ? " crit" : "");

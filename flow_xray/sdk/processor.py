@@ -88,10 +88,12 @@ class Collector:
 # keeps them: a capture of up to `_BATCH` calls does no compaction while they
 # run (it is done when the capture closes). A full batch moves to ``draining``
 # and goes into the compact store `_SLICE` spans per span end from then on, so
-# memory stays bounded by the store and no traced call pays for thousands of
-# others (the time would show as its caller's own). With `_SLICE` > 1 a batch
-# is drained before the next one fills.
-_BATCH = 256
+# memory stays bounded by the store and no traced call pays for others (the
+# time would show as its caller's own). With `_SLICE` > 1 a batch is drained
+# before the next one fills. The batch is small on purpose: spans let go of
+# soon die young, so the garbage collector's full passes (pauses of tens of ms
+# in whichever call is running) stay rare; tests/benchmarks/bench_pauses.py.
+_BATCH = 32
 _SLICE = 2
 
 

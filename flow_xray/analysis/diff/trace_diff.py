@@ -7,7 +7,6 @@ The summary line, one line per change, and the JSON form the diff viewer and
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from flow_xray.analysis.diff.calls import CallDiff
 from flow_xray.files import write_text_atomic
+from flow_xray.tree.figures import cost
 from flow_xray.tree.model import totals_dict
 
 if TYPE_CHECKING:
@@ -308,6 +308,8 @@ def _delta_ms(a: float, b: float) -> str:
     if a <= 0:
         return f"{sign}{text}"
     share = abs(d) / a * 100
+    if share >= 1000:  # ten times or more: a multiple reads better than a huge percentage
+        return f"{sign}{text} ({b / a:,.0f} times as long)"
     shown = f"{share:.0f}" if share >= 1 or share == 0 else f"{share:.1f}"
     return f"{sign}{text} ({sign}{shown}%)"
 
@@ -317,10 +319,5 @@ def _signed_cost(d: float) -> str:
 
 
 def _cost(usd: float | None) -> str:
-    """Dollars with 4 decimals, or 3 significant digits below a hundredth of a cent."""
-    if usd is None:
-        return "unknown"
-    if usd == 0 or abs(usd) >= 0.0001:
-        return f"${usd:.4f}"
-    decimals = min(12, 2 - math.floor(math.log10(abs(usd))))
-    return f"${usd:.{decimals}f}"
+    """Dollars as every summary says them (`flow_xray.tree.figures.cost`), or ``unknown``."""
+    return "unknown" if usd is None else cost(usd)

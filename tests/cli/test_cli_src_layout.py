@@ -11,8 +11,11 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from flow_xray.render.payload import read_page
 
+pytestmark = pytest.mark.slow  # child processes
 FIXTURES = Path(__file__).resolve().parents[1] / "analysis" / "fixtures"
 Run = Callable[..., subprocess.CompletedProcess[str]]
 

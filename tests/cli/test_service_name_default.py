@@ -13,6 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # child processes
 SCRIPT = "from flow_xray import trace\n\n@trace\ndef step():\n    return 1\n\nstep()\n"
 
 

@@ -69,6 +69,7 @@ class Collector:
         "pending",
         "process_tag",
         "sink",
+        "streaming",
     )
 
     def __init__(self, max_spans: int | None = None, sink: SpanSink | None = None) -> None:
@@ -79,6 +80,7 @@ class Collector:
         self.pending: list[ReadableSpan] = []
         self.draining: list[ReadableSpan | None] = []
         self.drained = 0
+        self.streaming = False  # past the first batch: batches of `_WINDOW` from then on
         self.closed = False
         self.process_tag: str | None = None
         self.sink = sink
@@ -87,13 +89,15 @@ class Collector:
 # Ended spans wait in a collector's ``pending`` list, as an in-memory exporter
 # keeps them: a capture of up to `_BATCH` calls does no compaction while they
 # run (it is done when the capture closes). A full batch moves to ``draining``
-# and goes into the compact store `_SLICE` spans per span end from then on, so
-# memory stays bounded by the store and no traced call pays for others (the
-# time would show as its caller's own). With `_SLICE` > 1 a batch is drained
-# before the next one fills. The batch is small on purpose: spans let go of
-# soon die young, so the garbage collector's full passes (pauses of tens of ms
-# in whichever call is running) stay rare; tests/benchmarks/bench_pauses.py.
-_BATCH = 32
+# and goes into the compact store `_SLICE` spans per span end, so no traced
+# call pays for others (the time would show as its caller's own) and memory
+# stays bounded by the store. With `_SLICE` > 1 a batch is drained before the
+# next one fills. Past the first batch the capture streams: the next batches
+# are `_WINDOW` spans (shrinking to it as the backlog drains), so spans are let
+# go of young and the garbage collector's full passes (pauses of tens of ms in
+# whichever call runs) stay rare; see tests/benchmarks/bench_pauses.py.
+_BATCH = 4096
+_WINDOW = 32
 _SLICE = 2
 
 
@@ -105,10 +109,10 @@ def _compact_slice(collector: Collector) -> None:
     """
     draining, done = collector.draining, collector.drained
     if not draining:
-        if len(collector.pending) < _BATCH:
+        if len(collector.pending) < (_WINDOW if collector.streaming else _BATCH):
             return
         draining = collector.draining = cast("list[ReadableSpan | None]", collector.pending)
-        collector.pending, done = [], 0
+        collector.pending, done, collector.streaming = [], 0, True
     stop = min(done + _SLICE, len(draining))
     add = collector.finished.add
     for index in range(done, stop):
@@ -208,7 +212,7 @@ class FlowXrayProcessor(SpanProcessor):
                     if collector.open.pop(span_id, None) is not None:
                         pending = collector.pending
                         pending.append(span)
-                        if collector.draining or len(pending) >= _BATCH:
+                        if collector.draining or collector.streaming or len(pending) >= _BATCH:
                             _compact_slice(collector)
             for collector in collectors:
                 if collector.sink is not None and not collector.closed:

@@ -34,7 +34,7 @@ It also prints the cost ``@trace`` adds when nothing collects spans (target
 <= 1 us per call, SPEC section 7): no provider at all, before any capture and
 after several have come and gone; and an SDK provider disabled by
 ``OTEL_SDK_DISABLED``. And what closing a capture costs per call it held: a
-capture defers turning up to 32 ended spans into compact rows to its close
+capture defers turning up to 4096 ended spans into compact rows to its close
 (see `bench_close`), so that work is shown apart from the per-call figures.
 """
 
@@ -352,12 +352,12 @@ def bench_ratios(
 def bench_close(rounds: int, sizes: tuple[int, ...] = (1000, 10_000)) -> list[tuple[str, str]]:
     """What closing a capture costs per call it holds: the work a capture defers.
 
-    A capture keeps up to 32 ended spans as they are (as an in-memory exporter
-    does) and turns them into compact rows, two per span end once that many wait;
-    closing it compacts the rest and builds the tree. So the per-call figures above
-    do not include that work for captures of up to 32 calls (a bigger capture pays
-    it a slice per call while it runs); this row does, measured as the time
-    ``__exit__`` takes.
+    A capture keeps up to 4096 ended spans as they are (as an in-memory exporter
+    does); past that it turns them into compact rows two per span end (see
+    `flow_xray.sdk.processor`), and closing it compacts the rest and builds the
+    tree. So the per-call figures above do not include that work for captures of
+    up to 4096 calls (a bigger capture pays it a slice per call while it runs);
+    this row does, measured as the time ``__exit__`` takes.
     """
     traced = trace(business)
     args, _ = PAYLOADS["small"]

@@ -28,6 +28,18 @@ def loop(calls: int) -> int:
     return sum(leaf(item) for item in range(calls))
 
 
+# Small sizes for these tests (the mechanism is the same at any size): a first batch
+# of 256 spans, then windows of 8.
+BATCH, WINDOW = 256, 8
+
+
+@pytest.fixture(autouse=True)
+def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test here runs with `BATCH` / `WINDOW` as the processor's sizes."""
+    monkeypatch.setattr(processor_module, "_BATCH", BATCH)
+    monkeypatch.setattr(processor_module, "_WINDOW", WINDOW)
+
+
 class StoreCounter:
     """Counts the rows the processor stores, per span end and outside span ends."""
 
@@ -57,7 +69,7 @@ def counter(monkeypatch: pytest.MonkeyPatch) -> Iterator[StoreCounter]:
     yield counts
 
 
-CALLS = 3 * processor_module._BATCH + 7
+CALLS = 3 * BATCH + 7
 
 
 def test_no_span_end_stores_more_than_a_slice(counter: StoreCounter) -> None:
@@ -73,17 +85,18 @@ def test_the_call_after_a_full_batch_stores_a_slice_only(counter: StoreCounter) 
     """The span end that completes a batch (and the next one) store `_SLICE` rows, not the batch."""
     with trace.capture():
         loop(CALLS)
-    batch = processor_module._BATCH
+    batch = BATCH
     assert counter.per_end[: batch - 1] == [0] * (batch - 1)
     assert counter.per_end[batch - 1 : batch + 1] == [processor_module._SLICE] * 2
 
 
 def test_rows_stored_while_running_plus_at_close_cover_every_call(counter: StoreCounter) -> None:
-    """Every ended span is stored once: most while the capture runs, the rest when it closes."""
+    """Every ended span is stored once: all but the last window or two while the capture
+    runs, the rest when it closes."""
     with trace.capture() as result:
         loop(CALLS)
         during = counter.stored
-    assert during >= CALLS - 2 * processor_module._BATCH
+    assert CALLS + 1 - during <= 2 * WINDOW  # only the last window or two wait for the close
     assert counter.stored == CALLS + 1
     assert len(result) == CALLS + 1
 
@@ -100,7 +113,22 @@ def test_spans_waiting_never_exceed_a_batch() -> None:
         waiting = len(collector.pending) + len(collector.draining) - collector.drained
         most = max(most, waiting)
     capture.__exit__(None, None, None)
-    assert processor_module._BATCH // 2 <= most <= processor_module._BATCH
+    assert BATCH // 2 <= most <= BATCH
+
+
+def test_past_the_first_batch_spans_wait_a_window_at_most() -> None:
+    """Once the first batch is drained the backlog shrinks to a window: spans are let go of
+    soon after they end (young, as the garbage collector likes them)."""
+    capture = trace.capture()
+    capture.__enter__()
+    collector = capture._collector
+    assert collector is not None
+    waiting = []
+    for item in range(CALLS):
+        leaf(item)
+        waiting.append(len(collector.pending) + len(collector.draining) - collector.drained)
+    capture.__exit__(None, None, None)
+    assert max(waiting[-BATCH:]) <= 2 * WINDOW
 
 
 def test_spans_kept_in_the_order_they_ended() -> None:

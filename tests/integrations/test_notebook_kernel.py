@@ -46,7 +46,7 @@ def test_a_magic_cell_may_await(executed: Executed) -> None:
     _, notebook = executed
     value, trace_output = shown(notebook, "await")
     assert value["text/plain"] == "\"answer: async ['ASYNC']\""
-    assert trace_output["text/plain"].startswith("TraceResult: 4 nodes")
+    assert trace_output["text/plain"].startswith("TraceResult: 4 calls")
 
 
 def test_a_failing_cell_still_shows_its_trace(executed: Executed) -> None:
@@ -62,7 +62,7 @@ def test_a_result_at_the_end_of_a_cell_shows_inline(executed: Executed) -> None:
     """``result`` as a cell's value: the inline viewer, and a one-line text form."""
     _, notebook = executed
     (bundle,) = shown(notebook, "result")
-    assert bundle["text/plain"].startswith("TraceResult: 3 nodes")
+    assert bundle["text/plain"].startswith("TraceResult: 3 calls")
     assert bundle["text/html"].count("<iframe sandbox=") == 1
 
 

@@ -28,6 +28,8 @@ def loop(calls: int) -> int:
     return sum(leaf(item) for item in range(calls))
 
 
+# The processor's own sizes, read before any test changes them.
+DEFAULT_BATCH, DEFAULT_WINDOW = processor_module._BATCH, processor_module._WINDOW
 # Small sizes for these tests (the mechanism is the same at any size): a first batch
 # of 256 spans, then windows of 8.
 BATCH, WINDOW = 256, 8
@@ -79,6 +81,21 @@ def test_no_span_end_stores_more_than_a_slice(counter: StoreCounter) -> None:
     assert len(result) == CALLS + 1
     assert len(counter.per_end) == CALLS + 1
     assert max(counter.per_end) == processor_module._SLICE
+
+
+def test_the_4097th_call_stores_a_slice_not_the_first_batch(
+    counter: StoreCounter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the processor's own sizes: no span end stores anything for the first 4,095
+    calls, and from the 4,096th on each stores two rows, the 4,097th included."""
+    monkeypatch.setattr(processor_module, "_BATCH", DEFAULT_BATCH)
+    monkeypatch.setattr(processor_module, "_WINDOW", DEFAULT_WINDOW)
+    assert DEFAULT_BATCH == 4096
+    with trace.capture():
+        loop(DEFAULT_BATCH + 100)
+    assert counter.per_end[: DEFAULT_BATCH - 1] == [0] * (DEFAULT_BATCH - 1)
+    assert counter.per_end[DEFAULT_BATCH - 1 : DEFAULT_BATCH + 1] == [2, 2]
+    assert max(counter.per_end) == processor_module._SLICE == 2
 
 
 def test_the_call_after_a_full_batch_stores_a_slice_only(counter: StoreCounter) -> None:

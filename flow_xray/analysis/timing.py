@@ -44,14 +44,22 @@ class TreeShape:
 
 
 def tree_shape(columns: Columns) -> TreeShape:
-    """The tree of a trace's columns (``parent``, ``start_ms``, ``latency_ms``)."""
+    """The tree of a trace's columns (``parent``, ``start_ms``, ``latency_ms``).
+
+    A ghost row (``ghost: true``) is context, not a call: it is nobody's child
+    here, so it never changes its parent's own time, the critical path or the
+    repeated calls.
+    """
     parents = columns["parent"]
     count = len(parents)
     kids: list[Any] = [()] * count  # a list only for the calls that have children
     roots: list[int] = []
+    ghosts = columns.get("ghost")
     for index, parent in enumerate(parents):
         if parent < 0:
             roots.append(index)
+        elif ghosts is not None and ghosts[index] is True:
+            continue
         elif kids[parent]:
             kids[parent].append(index)
         else:

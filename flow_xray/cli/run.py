@@ -202,7 +202,7 @@ def run(
     headers = parse_headers(otlp_headers)
     try:
         if module is not None:
-            target = runner.resolve_module(module, argv)
+            target = runner.resolve_module(module, argv, _source_roots(static_paths))
         else:
             target = runner.resolve_script(argv[0], argv[1:])
     except FlowXrayError as exc:
@@ -218,6 +218,7 @@ def run(
         headers,
         service_name,
         os.path.abspath(otlp_json) if otlp_json else None,
+        target.stem,  # the service's name unless --service-name or OTEL_SERVICE_NAME says
     )
     _load_page_assets()
     # From here on the script may do anything to its streams and signals; the
@@ -348,6 +349,20 @@ def _signal_name(signum: int) -> str:
         return signal.Signals(signum).name
     except ValueError:
         return f"signal {signum}"
+
+
+def _source_roots(paths: tuple[str, ...]) -> list[str]:
+    """Where ``-m`` may find a module that is not importable otherwise: the folder each
+    ``--static`` path sits in (``src`` for ``src/shop``), or the path itself when it is a
+    folder of packages (``--static src``)."""
+    roots: list[str] = []
+    for path in paths:
+        folder = os.path.abspath(path)
+        if not os.path.isdir(folder) or os.path.isfile(os.path.join(folder, "__init__.py")):
+            folder = os.path.dirname(folder)
+        if folder not in roots:
+            roots.append(folder)
+    return roots
 
 
 def _static_index(paths: tuple[str, ...]) -> StaticIndex | None:

@@ -51,13 +51,17 @@ class Target:
 
     ``kind`` is ``"script"`` or ``"module"``; ``name`` is the path as given or
     the dotted module name; ``path`` is the file that will run; ``args`` are the
-    target's own arguments (``sys.argv[1:]`` while it runs).
+    target's own arguments (``sys.argv[1:]`` while it runs); ``roots`` are
+    source folders the module was found in (a src layout, see `resolve_module`),
+    on ``sys.path`` after the working directory while it runs, as an installed
+    package would be.
     """
 
     kind: str
     name: str
     path: str
     args: tuple[str, ...] = ()
+    roots: tuple[str, ...] = ()
 
     @property
     def stem(self) -> str:
@@ -106,27 +110,58 @@ def resolve_script(path: str, args: Sequence[str] = ()) -> Target:
     return Target("script", path, path, tuple(args))
 
 
-def resolve_module(name: str, args: Sequence[str] = ()) -> Target:
+def resolve_module(name: str, args: Sequence[str] = (), roots: Sequence[str] = ()) -> Target:
     """Find module ``name`` (a package runs its ``__main__``) as ``python -m`` would.
 
     The working directory is searched first. As with ``python -m``, finding
-    ``a.b`` imports the package ``a``.
+    ``a.b`` imports the package ``a``. A module found nowhere else is looked
+    for in the source folders ``roots`` (``src`` of a src layout, as if the
+    package were installed); the `Target` then keeps the folder it was found in.
 
     Raises:
         ScriptError: the module cannot be found, has no source file or does not compile.
     """
+    found_in: tuple[str, ...] = ()
     with _path_first(os.getcwd()):
-        spec = _find_spec(name)
-        if spec is not None and spec.submodule_search_locations is not None:
-            spec = _find_spec(f"{name}.__main__")
-            if spec is None:
-                raise ScriptError(f"{name} is a package and cannot be run: no {name}.__main__")
+        spec = _find_module(name)
+    for root in roots if spec is None else ():
+        with _path_first(os.getcwd()), _path_second(root):
+            spec = _find_module(name)
+        if spec is not None:
+            found_in = (root,)
+            break
     if spec is None:
         raise ScriptError(f"no module named {name!r}")
     if not spec.has_location or spec.origin is None or not spec.origin.endswith(".py"):
         raise ScriptError(f"module {name!r} has no Python source file to run")
     _check_compiles(spec.origin)
-    return Target("module", name, spec.origin, tuple(args))
+    return Target("module", name, spec.origin, tuple(args), found_in)
+
+
+def _find_module(name: str) -> importlib.machinery.ModuleSpec | None:
+    """The spec of what ``python -m name`` runs (a package's ``__main__``); None: not found."""
+    top = name.partition(".")[0]
+    if top not in sys.modules and _find_spec(top) is None:
+        return None  # not found here (a src layout's package may be found in its root)
+    spec = _find_spec(name)
+    if spec is not None and spec.submodule_search_locations is not None:
+        spec = _find_spec(f"{name}.__main__")
+        if spec is None:
+            raise ScriptError(f"{name} is a package and cannot be run: no {name}.__main__")
+    return spec
+
+
+@contextmanager
+def _path_second(folder: str) -> Iterator[None]:
+    """Put ``folder`` second on ``sys.path`` (after the first entry) for the block."""
+    original = sys.path
+    saved = list(original)
+    sys.path.insert(1, folder)
+    try:
+        yield
+    finally:
+        sys.path = original
+        sys.path[:] = saved
 
 
 def run_target(
@@ -245,6 +280,7 @@ def _execute(target: Target, run_name: str = "__main__") -> dict[str, Any]:
     tracer, profiler = sys.gettrace(), sys.getprofile()
     try:
         with _path_first(folder):
+            sys.path[1:1] = target.roots
             try:
                 if target.kind == "module":
                     return runpy.run_module(target.name, run_name=run_name, alter_sys=True)

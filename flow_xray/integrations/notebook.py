@@ -124,7 +124,7 @@ def _attribute(text: str) -> str:
 
 
 def trace_text(result: TraceResult) -> str:
-    """The one-line text form of a result in a notebook: ``TraceResult: 3 nodes, 0 errors, ...``."""
+    """The one-line text form of a result in a notebook: ``TraceResult: 3 calls, 0 errors, ...``."""
     return f"TraceResult: {result.totals.summary()}"
 
 

@@ -29,18 +29,34 @@ from flow_xray.llm.usage import field
 __all__ = ["chat_view", "input_message_attributes", "output_message_attributes"]
 
 _SETTINGS: Final = (str, int, float, bool)
-_MAX_MESSAGES: Final = 64
+# Flattened messages written at most (two attributes each): with the call's own attributes
+# they stay under the SDK's default of 128 attributes a span, which would otherwise drop the
+# oldest ones (the call's inputs first). The whole conversation is in ``input.value``.
+_MAX_INPUT_MESSAGES: Final = 40
+_MAX_OUTPUT_MESSAGES: Final = 8
 
 
 _get = field  # mappings by key, objects only by attributes they really have
 
 
+# A recorded list longer than the item cap ends with this text and the count of the rest.
+_MORE_ITEMS: Final = "…[truncated] +"
+
+
 def _is_chat(value: Any) -> bool:
-    return (
-        isinstance(value, (list, tuple))
-        and bool(value)
-        and all(isinstance(m, Mapping) and isinstance(m.get("role"), str) for m in value)
+    """Whether ``value`` is a list of chat messages (a recorded one may end with a cut marker)."""
+    if not isinstance(value, (list, tuple)) or not value:
+        return False
+    if _elided(value[-1]):
+        value = value[:-1]
+    return bool(value) and all(
+        isinstance(m, Mapping) and isinstance(m.get("role"), str) for m in value
     )
+
+
+def _elided(item: Any) -> bool:
+    """Whether a list item is the marker a capped list ends with (``+N more items``)."""
+    return isinstance(item, str) and item.startswith(_MORE_ITEMS) and item.endswith(" more items")
 
 
 def _text(content: Any) -> str | None:
@@ -58,9 +74,9 @@ def _text(content: Any) -> str | None:
     return None
 
 
-def _flatten(prefix: str, messages: Sequence[tuple[str, str | None]]) -> dict[str, Any]:
+def _flatten(prefix: str, messages: Sequence[tuple[str, str | None]], most: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for i, (role, content) in enumerate(messages[:_MAX_MESSAGES]):
+    for i, (role, content) in enumerate(messages[:most]):
         out[f"{prefix}.{i}.message.role"] = role
         if content is not None:
             out[f"{prefix}.{i}.message.content"] = content
@@ -85,11 +101,13 @@ def input_message_attributes(arguments: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(system, str):
         messages.append(("system", system))
     if name is not None:
-        messages.extend((str(m["role"]), _text(m.get("content"))) for m in arguments[name])
+        messages.extend(
+            (str(m["role"]), _text(m.get("content"))) for m in arguments[name] if not _elided(m)
+        )
     elif prompt is not None:
         name = prompt
         messages.append(("user", arguments[prompt]))
-    out = _flatten(attr.LLM_INPUT_MESSAGES, messages)
+    out = _flatten(attr.LLM_INPUT_MESSAGES, messages, _MAX_INPUT_MESSAGES)
     settings = {
         k: v
         for k, v in arguments.items()
@@ -146,7 +164,7 @@ def _reply(response: Any) -> list[tuple[str, str | None]]:
 def output_message_attributes(response: Any) -> dict[str, Any]:
     """OpenInference output attributes for an LLM response; {} when it is not a chat response."""
     try:
-        return _flatten(attr.LLM_OUTPUT_MESSAGES, _reply(response))
+        return _flatten(attr.LLM_OUTPUT_MESSAGES, _reply(response), _MAX_OUTPUT_MESSAGES)
     except Exception:  # odd objects may raise from any attribute
         return {}
 
@@ -200,7 +218,10 @@ def _chat_view(inputs: Any, output: Any, attributes: Any) -> dict[str, Any] | No
     name = name or next((k for k, v in inputs.items() if _is_chat(v)), None)
     if name is not None:
         for message in inputs[name]:
-            messages.extend(_turns(message))
+            if _elided(message):  # the recorded list was cut: say how many turns are missing
+                messages.append({"role": "not recorded", "content": message})
+            else:
+                messages.extend(_turns(message))
     elif isinstance(inputs.get("input"), str):  # Responses: `input="..."`
         messages.append({"role": "user", "content": inputs["input"]})
     try:
@@ -225,7 +246,12 @@ def _response_turns(output: Any) -> list[dict[str, Any]]:
     if isinstance(output, str):
         return [{"role": "assistant", "content": output}] if output else []
     if isinstance(output, Mapping) and _is_chat(output.get("messages")):  # promoted attributes
-        return [turn for message in output["messages"] for turn in _turns(message)]
+        return [
+            turn
+            for message in output["messages"]
+            if not _elided(message)
+            for turn in _turns(message)
+        ]
     turns = []
     for message in _reply_messages(output):
         if _get(message, "type") == "function_call":  # a Responses tool call item

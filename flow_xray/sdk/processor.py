@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 from types import MappingProxyType
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, cast
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
@@ -59,31 +59,81 @@ class Collector:
     ``sink``, when set, receives the spans instead of this collector keeping them.
     """
 
-    __slots__ = ("__weakref__", "closed", "finished", "open", "pending", "process_tag", "sink")
+    __slots__ = (
+        "__weakref__",
+        "closed",
+        "drained",
+        "draining",
+        "finished",
+        "open",
+        "pending",
+        "process_tag",
+        "sink",
+        "streaming",
+    )
 
     def __init__(self, max_spans: int | None = None, sink: SpanSink | None = None) -> None:
         self.finished = SpanStore(max_spans)
         self.open: dict[int, ReadableSpan] = {}
-        # Ended spans not yet in ``finished``: added a batch at a time (`_compact`).
+        # Ended spans not yet in ``finished`` (see `_compact_slice`): the newest in
+        # ``pending``; a full batch in ``draining``, its first ``drained`` already stored.
         self.pending: list[ReadableSpan] = []
+        self.draining: list[ReadableSpan | None] = []
+        self.drained = 0
+        self.streaming = False  # past the first batch: batches of `_WINDOW` from then on
         self.closed = False
         self.process_tag: str | None = None
         self.sink = sink
 
 
 # Ended spans wait in a collector's ``pending`` list, as an in-memory exporter
-# keeps them, and go into its compact store this many at a time (and when the
-# capture closes): a capture of up to this many calls does no compaction while
-# they run, a bigger one pays it in batches, and memory stays bounded by the store.
+# keeps them: a capture of up to `_BATCH` calls does no compaction while they
+# run (it is done when the capture closes). A full batch moves to ``draining``
+# and goes into the compact store `_SLICE` spans per span end, so no traced
+# call pays for others (the time would show as its caller's own) and memory
+# stays bounded by the store. With `_SLICE` > 1 a batch is drained before the
+# next one fills. Past the first batch the capture streams: the next batches
+# are `_WINDOW` spans (shrinking to it as the backlog drains), so spans are let
+# go of young and the garbage collector's full passes (pauses of tens of ms in
+# whichever call runs) stay rare; see tests/benchmarks/bench_pauses.py.
 _BATCH = 4096
+_WINDOW = 32
+_SLICE = 2
+
+
+def _compact_slice(collector: Collector) -> None:
+    """Store the next `_SLICE` spans of the batch being drained (under the lock).
+
+    A full ``pending`` batch starts draining once the previous one is done; each
+    stored span is let go of at once, so no call frees a whole batch either.
+    """
+    draining, done = collector.draining, collector.drained
+    if not draining:
+        if len(collector.pending) < (_WINDOW if collector.streaming else _BATCH):
+            return
+        draining = collector.draining = cast("list[ReadableSpan | None]", collector.pending)
+        collector.pending, done, collector.streaming = [], 0, True
+    stop = min(done + _SLICE, len(draining))
+    add = collector.finished.add
+    for index in range(done, stop):
+        span = draining[index]
+        draining[index] = None
+        if span is not None:
+            add(*to_row(span))
+    if stop == len(draining):
+        collector.draining, collector.drained = [], 0
+    else:
+        collector.drained = stop
 
 
 def _compact(collector: Collector) -> None:
-    """Move the collector's pending spans into its store as compact rows (under the lock)."""
-    batch, collector.pending = collector.pending, []
+    """Store every span still waiting, oldest first (under the lock; at close)."""
+    draining, collector.draining = collector.draining[collector.drained :], []
+    batch, collector.pending, collector.drained = collector.pending, [], 0
     add = collector.finished.add
-    for span in batch:
-        add(*to_row(span))
+    for span in (*draining, *batch):
+        if span is not None:
+            add(*to_row(span))
 
 
 _INCOMPLETE: Final = MappingProxyType({attr.INCOMPLETE: True})
@@ -162,8 +212,8 @@ class FlowXrayProcessor(SpanProcessor):
                     if collector.open.pop(span_id, None) is not None:
                         pending = collector.pending
                         pending.append(span)
-                        if len(pending) >= _BATCH:
-                            _compact(collector)
+                        if collector.draining or collector.streaming or len(pending) >= _BATCH:
+                            _compact_slice(collector)
             for collector in collectors:
                 if collector.sink is not None and not collector.closed:
                     collector.sink.ended(span)
@@ -207,7 +257,7 @@ class FlowXrayProcessor(SpanProcessor):
                     else:
                         del self._members[span_id]
             collector.open = {}
-            if collector.pending:
+            if collector.pending or collector.draining:
                 _compact(collector)
             finished, collector.finished = collector.finished, SpanStore()
         for span in still_open:

@@ -23,7 +23,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from flow_xray.attributes import MIME_JSON, MIME_TEXT
@@ -109,6 +109,8 @@ def _shared_inputs(
     texts = {
         k: '"' + REDACTED + '"'
         if is_secret_name(k, limits) and hides_value(k, v, limits)
+        else _messages_json(v, limits, max_bytes, reprs)
+        if _is_messages(v)
         else _value_json(v, limits, min(per_value, max_bytes), reprs)
         for k, v in arguments.items()
     }
@@ -116,22 +118,64 @@ def _shared_inputs(
     sizes = {k: utf8_len(t) for k, t in texts.items()}
     room = max_bytes - overhead
     if sum(sizes.values()) > room:
-        # Water-filling: the smallest values keep their size, the rest share what is left.
-        order = sorted(sizes.values())
-        cap, left = 0, room
-        for i, size in enumerate(order):
-            share = left // (len(order) - i)
-            if size > share:
-                cap = share
-                break
-            left -= size
+        cap = _share(sizes.values(), room)
         if cap < 16:
             return None
         for key, size in sizes.items():
             if size > cap:
-                texts[key] = _value_json(arguments[key], limits, cap, reprs)
+                value = arguments[key]
+                texts[key] = (
+                    _messages_json(value, limits, cap, reprs)
+                    if _is_messages(value)
+                    else _value_json(value, limits, cap, reprs)
+                )
     text = "{" + ",".join(f"{keys[k]}:{texts[k]}" for k in arguments) + "}"
     return text if utf8_len(text) <= max_bytes else None
+
+
+def _share(sizes: Iterable[int], room: int) -> int:
+    """Water-filling: the cap under which the smallest sizes stay whole and the rest share
+    what is left of ``room`` (0 when everything fits)."""
+    order = sorted(sizes)
+    left = room
+    for i, size in enumerate(order):
+        share = left // (len(order) - i)
+        if size > share:
+            return share
+        left -= size
+    return 0
+
+
+def _is_messages(value: Any) -> bool:
+    """Whether an argument is a chat conversation: a list of ``{"role": str, ...}`` messages."""
+    return (
+        type(value) in (list, tuple)
+        and 0 < len(value) <= 4096
+        and all(isinstance(m, Mapping) and isinstance(m.get("role"), str) for m in value)
+    )
+
+
+def _messages_json(messages: Any, limits: Limits, max_bytes: int, reprs: Reprs | None) -> str:
+    """A conversation capped per message, not as a whole: each message at most
+    ``limits.max_value_bytes`` (a long one keeps its role, its text cut with the count of
+    elided characters), the list within `max_bytes` (the messages share it as the
+    arguments do); past ``limits.max_items`` messages a marker counts the rest."""
+    kept = list(messages[: limits.max_items])
+    more = len(messages) - len(kept)
+    tail = [encode_json(f"{CUT} +{more} more items")] if more else []
+    per = min(limits.max_value_bytes, max_bytes)
+    texts = [_value_json(m, limits, per, reprs) for m in kept]
+    room = max_bytes - 2 - len(texts) - sum(utf8_len(t) + 1 for t in tail)
+    sizes = [utf8_len(t) for t in texts]
+    if sum(sizes) > room:
+        cap = _share(sizes, room)
+        if cap < 64:  # too many messages for the room: cut the list as one value
+            return _value_json(messages, limits, max_bytes, reprs)
+        texts = [
+            _value_json(m, limits, cap, reprs) if size > cap else text
+            for m, text, size in zip(kept, texts, sizes, strict=True)
+        ]
+    return "[" + ",".join([*texts, *tail]) + "]"
 
 
 def encode_output(

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from flow_xray import attributes as attr
 from flow_xray.serialize.text import writable
+from flow_xray.tree.figures import totals_line
 
 if TYPE_CHECKING:  # the bridge methods' signatures
     from flow_xray.analysis.diff import TraceDiffPage
@@ -217,19 +218,9 @@ class Totals:
     interrupted: int = 0
 
     def summary(self) -> str:
-        """One human line, e.g. ``12 nodes, 1 error, 1,234 tokens, $0.0042``."""
-        cost = "cost unknown" if self.cost_usd is None else f"${self.cost_usd:.4f}"
-        errors = "1 error" if self.errors == 1 else f"{self.errors} errors"
-        dropped = f" ({self.dropped_spans:,} more calls dropped)" if self.dropped_spans else ""
-        stopped = "".join(
-            f", {count} {what}"
-            for count, what in ((self.cancelled, "cancelled"), (self.interrupted, "interrupted"))
-            if count
-        )
-        return (
-            f"{self.nodes} nodes{dropped}, {errors}{stopped}, {self.wall_time_ms:.1f} ms, "
-            f"{self.total_tokens:,} tokens, {cost}"
-        )
+        """One human line, e.g. ``12 calls, 1 error, 695.7 ms, 1,234 tokens, $0.0042``
+        (`flow_xray.tree.figures.totals_line`)."""
+        return totals_line(self)
 
 
 def totals_dict(totals: Totals) -> dict[str, Any]:

@@ -359,10 +359,11 @@ def bench_close(rounds: int, sizes: tuple[int, ...] = (1000, 10_000)) -> list[tu
     """What closing a capture costs per call it holds: the work a capture defers.
 
     A capture keeps up to 4096 ended spans as they are (as an in-memory exporter
-    does) and turns them into compact rows in batches; closing it compacts the
-    rest and builds the tree. So the per-call figures above do not include that
-    work for captures of up to 4096 calls (a bigger capture pays it in batches
-    while it runs); this row does, measured as the time ``__exit__`` takes.
+    does); past that it turns them into compact rows two per span end (see
+    `flow_xray.sdk.processor`), and closing it compacts the rest and builds the
+    tree. So the per-call figures above do not include that work for captures of
+    up to 4096 calls (a bigger capture pays it a slice per call while it runs);
+    this row does, measured as the time ``__exit__`` takes.
     """
     traced = trace(business)
     args, _ = PAYLOADS["small"]

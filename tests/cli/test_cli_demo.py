@@ -111,4 +111,4 @@ def test_demo_module_runs_as_a_script(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "out.html").exists()
-    assert proc.stdout.startswith("wrote out.html — 14 nodes, 1 error, ")
+    assert proc.stdout.startswith("wrote out.html — 14 calls, 1 error (handled), ")

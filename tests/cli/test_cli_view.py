@@ -68,10 +68,10 @@ def test_flow_xray_json_renders_to_stem_html(in_tmp: Path) -> None:
 
 
 def test_summary_counts_nodes_and_errors(in_tmp: Path) -> None:
-    """The summary line names the output and the trace's node and error counts."""
+    """The summary line names the output and the trace's call and error counts."""
     saved_trace(in_tmp / "run1.json")
     result = invoke("view", "run1.json", "--html", "page.html")
-    assert result.stderr.startswith("flow-xray: wrote page.html — 2 nodes, 1 error, ")
+    assert result.stderr.startswith("flow-xray: wrote page.html — 2 calls, 1 error (handled), ")
 
 
 def test_otlp_json_lines_render(in_tmp: Path) -> None:
@@ -81,7 +81,7 @@ def test_otlp_json_lines_render(in_tmp: Path) -> None:
     result = invoke("view", "spans.jsonl")
     assert result.exit_code == 0, result.output
     assert (in_tmp / "spans.html").exists()
-    assert "— 4 nodes, 2 errors, " in result.stderr
+    assert "— 4 calls, 2 errors (handled), " in result.stderr
 
 
 def test_pretty_printed_otlp_object_renders(in_tmp: Path) -> None:
@@ -89,7 +89,7 @@ def test_pretty_printed_otlp_object_renders(in_tmp: Path) -> None:
     (in_tmp / "spans.json").write_text(json.dumps(otlp_document(), indent=2), encoding="utf-8")
     result = invoke("view", "spans.json")
     assert result.exit_code == 0, result.output
-    assert "— 2 nodes, 1 error, " in result.stderr
+    assert "— 2 calls, 1 error (handled), " in result.stderr
 
 
 def test_view_output_is_the_saved_trace(in_tmp: Path) -> None:

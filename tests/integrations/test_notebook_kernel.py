@@ -25,7 +25,7 @@ def test_the_magic_runs_the_cell_then_shows_its_trace(executed: Executed) -> Non
     _, notebook = executed
     value, trace_output = shown(notebook, "magic")
     assert value["text/plain"].startswith('"answer: What is flow-xray?')
-    assert trace_output["text/plain"].startswith("TraceResult: 3 nodes, 0 errors")
+    assert trace_output["text/plain"].startswith("TraceResult: 3 calls, 0 errors")
     assert trace_output["text/html"].count("<iframe sandbox=") == 1
     assert "saved to agent.json" in trace_output["text/html"]
 
@@ -46,7 +46,7 @@ def test_a_magic_cell_may_await(executed: Executed) -> None:
     _, notebook = executed
     value, trace_output = shown(notebook, "await")
     assert value["text/plain"] == "\"answer: async ['ASYNC']\""
-    assert trace_output["text/plain"].startswith("TraceResult: 4 nodes")
+    assert trace_output["text/plain"].startswith("TraceResult: 4 calls")
 
 
 def test_a_failing_cell_still_shows_its_trace(executed: Executed) -> None:
@@ -55,14 +55,14 @@ def test_a_failing_cell_still_shows_its_trace(executed: Executed) -> None:
     (error,) = outputs(notebook, "raises", "error")
     assert (error.ename, error.evalue) == ("ValueError", "no results for 'boom'")
     (trace_output,) = shown(notebook, "raises")
-    assert trace_output["text/plain"].startswith("TraceResult: 2 nodes, 1 error")
+    assert trace_output["text/plain"].startswith("TraceResult: 2 calls, 1 error")
 
 
 def test_a_result_at_the_end_of_a_cell_shows_inline(executed: Executed) -> None:
     """``result`` as a cell's value: the inline viewer, and a one-line text form."""
     _, notebook = executed
     (bundle,) = shown(notebook, "result")
-    assert bundle["text/plain"].startswith("TraceResult: 3 nodes")
+    assert bundle["text/plain"].startswith("TraceResult: 3 calls")
     assert bundle["text/html"].count("<iframe sandbox=") == 1
 
 

@@ -7,7 +7,6 @@ The summary line, one line per change, and the JSON form the diff viewer and
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from flow_xray.analysis.diff.calls import CallDiff
 from flow_xray.files import write_text_atomic
+from flow_xray.tree.figures import cost
 from flow_xray.tree.model import totals_dict
 
 # An exception's type at the start of an error text: ``KeyError``, ``openai.RateLimitError``.
@@ -337,6 +337,8 @@ def _delta_ms(a: float, b: float) -> str:
     if a <= 0:
         return f"{sign}{text}"
     share = abs(d) / a * 100
+    if share >= 1000:  # ten times or more: a multiple reads better than a huge percentage
+        return f"{sign}{text} ({b / a:,.0f} times as long)"
     shown = f"{share:.0f}" if share >= 1 or share == 0 else f"{share:.1f}"
     return f"{sign}{text} ({sign}{shown}%)"
 
@@ -346,18 +348,6 @@ def _signed_cost(d: float) -> str:
 
 
 def _cost(usd: float | None) -> str:
-    """Dollars as plain decimals (the viewer's ``fmtCost``): cents from a dollar up, else
-    three significant digits with trailing zeros dropped: $0.50, $0.0123, $0.00000064."""
-    if usd is None:
-        return "unknown"
-    size = abs(usd)
-    sign = "-" if usd < 0 else ""
-    if size >= 1:
-        return f"{sign}${size:,.2f}"
-    if size == 0:
-        return "$0.00"
-    decimals = min(20, max(2, 2 - math.floor(math.log10(size))))
-    text = f"{size:.{decimals}f}"
-    while len(text.partition(".")[2]) > 2 and text.endswith("0"):
-        text = text[:-1]
-    return f"{sign}${text}"
+    """Dollars as every summary says them (`flow_xray.tree.figures.cost`) with a third
+    significant digit, so two small costs that differ never read the same; or ``unknown``."""
+    return "unknown" if usd is None else cost(usd, digits=3)

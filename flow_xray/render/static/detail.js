@@ -202,7 +202,7 @@ FX.detail = (function () {
     panel.appendChild(facts([
       ["Status", statusText, "fx-status " + status],
       ["Failure", failure(node)],
-      ["Latency", U.fmtMs(node.latency_ms)],
+      ["Latency", node.ghost === true ? "not run" : U.fmtMs(node.latency_ms)],
       ["Self time", U.isNum(node.self_ms) ? U.fmtMs(node.self_ms) : null],
       ["Start", U.isNum(node.start_ms) ? "+" + U.fmtMs(node.start_ms) : null],
       // An LLM call with a conversation has these in its own block (chat.js).

@@ -95,7 +95,7 @@ FX.traceActions = (function () {
     const hit = (rows) => app.matches ? rows.some((i) => app.matches[i]) : false;
     if (b.type === "call") {
       const tokens = U.tokens(node);
-      const second = [node.kind || "chain", U.fmtMs(node.latency_ms)];
+      const second = [node.kind || "chain", node.ghost === true ? "not run" : U.fmtMs(node.latency_ms)];
       if (tokens) second.push(U.fmtTokensShort(tokens));
       return {
         status: node.view_status || "ok",

@@ -366,7 +366,7 @@ FX.TraceApp = (function () {
     p.model.title = facts.model;
     p.tokens.textContent = facts.tokens;
     p.cost.textContent = facts.cost;
-    p.total.textContent = U.fmtMs(node.latency_ms);
+    p.total.textContent = node.ghost === true ? "not run" : U.fmtMs(node.latency_ms);
     p.self.textContent = U.isNum(node.self_ms) && this.kids[i] ? U.fmtMs(node.self_ms) : "";
     const ended = U.isNum(node.latency_ms);
     p.bar.className = "fx-bar " + status + (ended && !node.incomplete ? "" : " open") + (this.critical[i] ? " crit" : "");

@@ -213,3 +213,35 @@ def test_a_call_without_messages_keeps_the_plain_panel(page: Loaded) -> None:
         ).count()
         == 1
     )
+
+
+def test_a_22_turn_conversation_lists_every_turn(
+    fake: FakeLLM, open_page: Callable[..., Loaded], e2e_missing: Callable[[str], Any]
+) -> None:
+    """A 22-turn, 33 KB conversation (four times the value cap) reads whole: 22 turns in order."""
+    if importlib.util.find_spec("openai") is None:
+        e2e_missing("openai is not installed")
+    import openai
+
+    from flow_xray import trace
+
+    client = openai.OpenAI(base_url=fake.openai_url, api_key="sk-test", max_retries=0)
+
+    @trace(kind="llm")
+    def long_chat(messages: list[Any]) -> Any:
+        return client.chat.completions.create(model=GPT, messages=messages)
+
+    messages = [{"role": "system", "content": "You plan trips."}] + [
+        {"role": ("user", "assistant")[i % 2], "content": f"turn {i}: " + "Orsay, then tea. " * 90}
+        for i in range(21)
+    ]
+    assert sum(len(m["content"]) for m in messages) > 32_000
+    with trace.capture() as result:
+        long_chat(messages)
+    loaded = open_page(result.to_html(), "long-chat")
+    select(loaded, "long_chat")
+    shown = turns(loaded)
+    assert [role for role, _ in shown] == [m["role"] for m in messages]
+    assert [text.split(":")[0] for _, text in shown[1:]] == [f"turn {i}" for i in range(21)]
+    heading = loaded.page.locator(".fx-detail", has_text="Conversation (22 turns)")
+    assert heading.count() == 1

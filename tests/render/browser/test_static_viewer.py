@@ -91,3 +91,15 @@ def test_a_trace_without_static_context_has_no_ghosts(open_page: OpenPage) -> No
     loaded = open_page(result.to_html(), "plain")
     assert loaded.page.locator(".fx-node.ghost").count() == 0
     assert "Static context" not in loaded.page.locator(".fx-detail").inner_text()
+
+
+def test_a_ghost_reads_not_run_everywhere(shop: Loaded) -> None:
+    """A ghost's row, box and latency fact say "not run", never "never ended"."""
+    page = shop.page
+    page.locator(".fx-node", has_text="fallback").first.click()
+    rows = page.locator(".fx-trace-row", has=page.locator(".fx-dot.ghost"))
+    assert rows.locator(".fx-lat-total").all_text_contents() == ["not run", "not run"]
+    boxes = page.locator(".fx-node.ghost").all_text_contents()
+    assert all("not run" in box and "never ended" not in box for box in boxes)
+    assert "never ended" not in page.locator(".fx-detail").inner_text()
+    assert "never ended" not in page.locator("body").inner_text()

@@ -19,9 +19,10 @@ def run(latency_ms: float, cost: float | None = None) -> TraceResult:
 
 
 def test_a_tiny_cost_change_keeps_its_significant_digits() -> None:
-    """$0.000027 more is written as such, never rounded to ``$0.0000``."""
+    """$0.0000274 more is written as such (a diff keeps three significant digits), never
+    rounded to ``$0.0000``."""
     summary = diff_traces(run(5.0, 0.00001), run(5.0, 0.0000374)).summary()
-    assert summary.endswith(", cost +$0.000027")
+    assert summary.endswith(", cost +$0.0000274")
 
 
 def test_a_cost_that_appears_is_written_in_plain_decimals() -> None:

@@ -315,8 +315,8 @@ def test_a_script_that_raised_the_recursion_limit_gets_a_trace_view_can_read(
     ran = run_cli(tmp_path, "run", "--json", "t.json", "--html", "t.html", "recurse.py")
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert ran.stdout.strip() == "30000"
-    assert "30001 nodes" in ran.stderr
+    assert "30,001 calls" in ran.stderr
     viewed = run_cli(tmp_path, "view", "t.json", "--html", "again.html")
     assert viewed.returncode == 0, viewed.stderr[-2000:]
-    assert "30001 nodes" in viewed.stderr and "Traceback" not in viewed.stderr
+    assert "30,001 calls" in viewed.stderr and "Traceback" not in viewed.stderr
     assert depth(TraceResult.load(tmp_path / "t.json")) == 30_001

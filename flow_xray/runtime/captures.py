@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import contextvars
 import threading
+import types
+import weakref
 from typing import Any, Final, Protocol
 
 from flow_xray.runtime import patches
@@ -35,11 +37,47 @@ _INHERITED: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
 _process_wide: tuple[Listener, ...] = ()
 _open_count = 0
 _lock = threading.Lock()
+# Captures opened inside a generator's body, by id: the generator (weakly), which must be
+# running for the capture to listen (see `bind_to_generator`).
+_BOUND: Final[dict[int, weakref.ref[Any]]] = {}
 
 
 def listeners() -> tuple[Listener, ...]:
     """The captures a span started now belongs to: this context's, then the process-wide ones."""
-    return _ACTIVE.get() + _process_wide
+    active = _ACTIVE.get()
+    if _BOUND and active:
+        active = tuple(c for c in active if _listens(c))
+    return active + _process_wide
+
+
+def _listens(listener: Listener) -> bool:
+    """Whether ``listener`` collects now: always, unless it is bound to a generator that is
+    suspended at a ``yield`` (its caller running), or gone."""
+    ref = _BOUND.get(id(listener))
+    if ref is None:
+        return True
+    generator = ref()
+    if generator is None:
+        return False
+    if type(generator) is types.AsyncGeneratorType:
+        # Running, or awaiting inside its body (not suspended at a yield to its consumer).
+        return bool(generator.ag_running or generator.ag_await is not None)
+    return bool(generator.gi_running)
+
+
+def bind_to_generator(listener: Listener, generator: Any) -> None:
+    """Make a capture opened in ``generator``'s body collect only while that body runs.
+
+    A generator shares its caller's context, so a capture it opens would stay
+    active in the caller's context while the generator is suspended at a
+    ``yield``, and collect the caller's unrelated calls. Bound, it collects the
+    calls made while the generator runs (including work it hands to threads
+    with ``propagate`` or, for an async generator, awaits), nothing while it
+    is suspended. The generator is held weakly.
+    """
+    with _lock:
+        if not listener.closed:
+            _BOUND[id(listener)] = weakref.ref(generator)
 
 
 def listening() -> bool:
@@ -73,6 +111,7 @@ def close_capture(listener: Listener, token: contextvars.Token[Any] | None) -> b
         # those later would re-activate this one.
         _ACTIVE.set(tuple(c for c in _ACTIVE.get() if c is not listener))
     with _lock:
+        _BOUND.pop(id(listener), None)
         if listener.closed:
             return False
         listener.closed = True
@@ -108,6 +147,7 @@ def forget_after_fork() -> None:
     _lock = threading.Lock()  # another thread may have held it at the fork
     for listener in (*_ACTIVE.get(), *_process_wide):
         listener.closed = True
+    _BOUND.clear()
     _ACTIVE.set(())
     _process_wide = ()
     _open_count = 0

@@ -35,6 +35,7 @@ from flow_xray.tracing.recording import (
     contained,
     input_attributes,
     is_failure,
+    may_be_response,
     record_error,
     record_output,
     record_result,
@@ -333,8 +334,8 @@ class _Yielded:
                 self.items.append(walker.walk(item, 1))
                 self.left = walker.budget
             stream = self.stream
-            if stream is True:
-                self.stream = stream_usage_for(item)
+            if stream is True:  # probed only when it may be an event (see `may_be_response`)
+                self.stream = stream_usage_for(item) if may_be_response(item) else None
             elif stream:
                 stream.add(item)
         except BaseException:

@@ -320,7 +320,8 @@ class _Yielded:
         self.limits = limits or get_limits()
         # Nothing is kept when no output will be recorded.
         self.limit = self.limits.max_items if keep_items else 0
-        self.left = self.limits.max_value_bytes  # output budget still open to items
+        # Output budget still open to items (the rest for the count and the returned value).
+        self.left = self.limits.max_value_bytes * 3 // 4
         # LLM stream events spread usage over several items; whether the items
         # are such events is decided once, on the first one.
         self.stream: StreamUsage | bool | None = watch_usage
@@ -346,7 +347,7 @@ class _Yielded:
         return stream.usage() if isinstance(stream, StreamUsage) else None
 
     def output(self, returned: Any = None) -> dict[str, Any]:
-        out: dict[str, Any] = {"yielded": self.items, "count": self.count}
+        out: dict[str, Any] = {"count": self.count, "yielded": self.items}
         if returned is not None:
             out["returned"] = returned
         return out
@@ -364,7 +365,7 @@ def _wrap_generator(func: Callable[..., Any], spec: _Spec) -> Callable[..., Any]
         while True:
             token = call.enter()
             try:
-                item = send(arg)
+                held = [send(arg)]
             except StopIteration as stop:
                 call.exit(token)
                 call.succeed(yielded.output(stop.value), usage=yielded.usage())
@@ -374,9 +375,9 @@ def _wrap_generator(func: Callable[..., Any], spec: _Spec) -> Callable[..., Any]
                 call.fail(exc)
                 raise
             call.exit(token)
-            yielded.add(item)
+            yielded.add(held[0])
             try:
-                arg = yield item
+                arg = yield held.pop()  # no local keeps the item while suspended
             except GeneratorExit:
                 token = call.enter()
                 try:
@@ -409,7 +410,7 @@ def _wrap_async_generator(func: Callable[..., Any], spec: _Spec) -> Callable[...
         while True:
             token = call.enter()
             try:
-                item = await send(arg)
+                held = [await send(arg)]
             except StopAsyncIteration:
                 call.exit(token)
                 call.succeed(yielded.output(), usage=yielded.usage())
@@ -419,9 +420,9 @@ def _wrap_async_generator(func: Callable[..., Any], spec: _Spec) -> Callable[...
                 call.fail(exc)
                 raise
             call.exit(token)
-            yielded.add(item)
+            yielded.add(held[0])
             try:
-                arg = yield item
+                arg = yield held.pop()  # no local keeps the item while suspended
             except GeneratorExit:
                 token = call.enter()
                 try:

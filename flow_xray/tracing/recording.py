@@ -181,7 +181,7 @@ def may_be_response(value: Any) -> bool:
     probed: reading an attribute it lacks can run its ``__getattr__``.
     """
     kind = type(value)
-    if issubclass(kind, Mapping):
+    if kind is dict or issubclass(kind, Mapping):
         return True
     if from_packages(kind, _RESPONSE_PACKAGES):
         return True

@@ -13,6 +13,7 @@ traced: a traced generator keeps no chunk alive.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import sys
 import time
@@ -38,10 +39,8 @@ def traced(n: int) -> int:
 def _seconds(fn: Callable[[int], int], depth: int) -> float:
     gc.collect()
     started = time.perf_counter()
-    try:
+    with contextlib.suppress(ValueError):
         fn(depth)
-    except ValueError:
-        pass
     return time.perf_counter() - started
 
 

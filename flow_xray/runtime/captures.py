@@ -12,10 +12,11 @@ a fork hook installed with the first capture): they are the parent's to report.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
+import sys
 import threading
 import types
-import weakref
 from typing import Any, Final, Protocol
 
 from flow_xray.runtime import patches
@@ -37,9 +38,8 @@ _INHERITED: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
 _process_wide: tuple[Listener, ...] = ()
 _open_count = 0
 _lock = threading.Lock()
-# Captures opened inside a generator's body, by id: the generator (weakly), which must be
-# running for the capture to listen (see `bind_to_generator`).
-_BOUND: Final[dict[int, weakref.ref[Any]]] = {}
+# Captures opened inside a generator's body, by id: where its body runs (see `bind_to_generator`).
+_BOUND: Final[dict[int, _Binding]] = {}
 
 
 def listeners() -> tuple[Listener, ...]:
@@ -50,34 +50,56 @@ def listeners() -> tuple[Listener, ...]:
     return active + _process_wide
 
 
+class _Binding:
+    """Where a generator that opened a capture runs: its frame, its thread, its asyncio task."""
+
+    __slots__ = ("frame", "task", "thread")
+
+    def __init__(self, frame: types.FrameType) -> None:
+        self.frame = frame
+        self.thread = threading.get_ident()
+        self.task = _task_id()
+
+
+def _task_id() -> int | None:
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no running event loop
+        return None
+    return None if task is None else id(task)
+
+
 def _listens(listener: Listener) -> bool:
-    """Whether ``listener`` collects now: always, unless it is bound to a generator that is
-    suspended at a ``yield`` (its caller running), or gone."""
-    ref = _BOUND.get(id(listener))
-    if ref is None:
-        return True
-    generator = ref()
-    if generator is None:
-        return False
-    if type(generator) is types.AsyncGeneratorType:
-        # Running, or awaiting inside its body (not suspended at a yield to its consumer).
-        return bool(generator.ag_running or generator.ag_await is not None)
-    return bool(generator.gi_running)
+    """Whether ``listener`` collects now: always, unless it is bound to a generator and this
+    is the generator's own thread and task with the generator not running (its caller's code,
+    while the generator waits at a ``yield``)."""
+    binding = _BOUND.get(id(listener))
+    if binding is None or threading.get_ident() != binding.thread or _task_id() != binding.task:
+        return True  # not bound, or work the body handed to a thread or a task
+    frame: types.FrameType | None = sys._getframe(2)
+    while frame is not None:
+        if frame is binding.frame:
+            return True
+        frame = frame.f_back
+    return False
 
 
-def bind_to_generator(listener: Listener, generator: Any) -> None:
-    """Make a capture opened in ``generator``'s body collect only while that body runs.
+def bind_to_generator(listener: Listener, frame: types.FrameType) -> None:
+    """Make a capture opened in a generator's body (its frame: ``frame``) collect only while
+    that body runs.
 
     A generator shares its caller's context, so a capture it opens would stay
     active in the caller's context while the generator is suspended at a
-    ``yield``, and collect the caller's unrelated calls. Bound, it collects the
-    calls made while the generator runs (including work it hands to threads
-    with ``propagate`` or, for an async generator, awaits), nothing while it
-    is suspended. The generator is held weakly.
+    ``yield``, and collect the caller's unrelated calls. Bound, in the
+    generator's own thread and task it collects only while the generator's
+    frame is on the stack; work the body hands to other threads (`propagate`)
+    or tasks (an async generator's ``gather``) is collected as before. What
+    the caller itself hands to threads or tasks while the generator waits
+    carries the capture too, and is collected.
     """
     with _lock:
         if not listener.closed:
-            _BOUND[id(listener)] = weakref.ref(generator)
+            _BOUND[id(listener)] = _Binding(frame)
 
 
 def listening() -> bool:

@@ -13,11 +13,9 @@ join it (`flow_xray.sdk.processes`).
 from __future__ import annotations
 
 import asyncio
-import gc
 import inspect
 import logging
 import sys
-import types
 from collections.abc import Callable
 from types import FrameType, TracebackType
 from typing import Any, Final
@@ -98,13 +96,11 @@ _GENERATOR_FLAGS: Final = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
 _SCOPE_DRIVERS: Final = frozenset({"contextlib", "_pytest.fixtures"})
 
 
-def opening_generator(frame: FrameType | None) -> Any:
-    """The generator whose body is opening a capture (from the frame that called
-    ``__enter__``), or None: not a generator, or one driven as a scope.
+def opening_generator(frame: FrameType | None) -> FrameType | None:
+    """The frame of the generator whose body is opening a capture (looked for from the frame
+    that called ``__enter__``), or None: not a generator, or one driven as a scope.
 
-    ``ExitStack`` frames are looked through. Found among the referrers of the
-    generator's frame: a full look at the heap, made only when a capture is
-    opened inside a generator.
+    ``ExitStack`` frames are looked through.
     """
     while frame is not None and frame.f_globals.get("__name__") == "contextlib":
         frame = frame.f_back
@@ -113,13 +109,7 @@ def opening_generator(frame: FrameType | None) -> Any:
     driver = frame.f_back
     if driver is not None and driver.f_globals.get("__name__") in _SCOPE_DRIVERS:
         return None
-    for owner in gc.get_referrers(frame):
-        kind = type(owner)
-        if kind is types.GeneratorType and owner.gi_frame is frame:
-            return owner
-        if kind is types.AsyncGeneratorType and owner.ag_frame is frame:
-            return owner
-    return None
+    return frame
 
 
 def capture(

@@ -100,7 +100,16 @@ class Walker:
     walk costs O(output), not O(input), for lists, dicts and strings.
     """
 
-    __slots__ = ("budget", "depth_cap", "items_cap", "limits", "on_path", "reprs", "string_cap")
+    __slots__ = (
+        "budget",
+        "depth_cap",
+        "items_cap",
+        "leaves",
+        "limits",
+        "on_path",
+        "reprs",
+        "string_cap",
+    )
 
     def __init__(self, limits: Limits, budget: int, reprs: Reprs | None = None) -> None:
         self.limits = limits
@@ -113,6 +122,9 @@ class Walker:
         # repr text by object id, shared by the retries of one encoding and by
         # every encoding of one call: each unknown object's __repr__ runs once.
         self.reprs: Reprs = {} if reprs is None else reprs
+        # Types found to be shown by their repr (no shape of theirs applies): the next
+        # value of the same type skips the checks (a list of 200 user objects).
+        self.leaves: set[type] = set()
 
     def walk(self, value: Any, depth: int) -> Any:
         try:
@@ -177,6 +189,8 @@ class Walker:
         answers by evaluating itself.
         """
         kind = type(value)
+        if kind in self.leaves:
+            return self._by_repr(value, kind)
         if is_opaque(value):  # a mock: its own repr, nothing probed
             return self.text(self.repr(value))
         if issubclass(kind, enum.Enum):
@@ -184,12 +198,8 @@ class Walker:
         record = fields(value, self.items_cap)
         if record is not None:
             return self._mapping(value, record[0], record[1], depth)
-        if issubclass(kind, str):
-            return self.text(str.__str__(value))
-        if issubclass(kind, int):
-            return self._int(int.__int__(value))
-        if issubclass(kind, float):
-            return self._float(float.__float__(value))
+        if issubclass(kind, (str, int, float)):
+            return self._scalar(value, kind)
         if issubclass(kind, dict):
             return self._mapping(value, dict.items(value), dict.__len__(value), depth)
         if issubclass(kind, (list, tuple)):
@@ -206,6 +216,14 @@ class Walker:
             return self._set(value, depth)
         return self._leaf(value, kind, depth)
 
+    def _scalar(self, value: Any, kind: type) -> Any:
+        """A subclass of str, int or float, read through the built-in type's own methods."""
+        if issubclass(kind, str):
+            return self.text(str.__str__(value))
+        if issubclass(kind, int):
+            return self._int(int.__int__(value))
+        return self._float(float.__float__(value))
+
     def _leaf(self, value: Any, kind: type, depth: int) -> Any:
         """What is left: summaries, well-known scalars as text, other sequences, the repr."""
         # Arrays, then anything exposing a buffer (bytes, array.array, mmap...): a summary.
@@ -220,6 +238,11 @@ class Walker:
             return self._sequence(value, iter(value), length(value), depth)
         if issubclass(kind, BaseException):
             return self.text(self._exception(value))
+        self.leaves.add(kind)
+        return self._by_repr(value, kind)
+
+    def _by_repr(self, value: Any, kind: type) -> str:
+        """The repr, or a summary when a custom repr would be as long as a long value."""
         if static_attribute(kind, "__repr__") is not object.__repr__:
             size = length(value)
             if size is not None and size > _REPR_MAX_LEN:  # its repr would be as big: summarise

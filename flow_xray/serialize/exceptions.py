@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from flow_xray.serialize.cut import CUT
 from flow_xray.serialize.limits import Limits
-from flow_xray.serialize.reprs import Reprs, repr_once, safe_repr
+from flow_xray.serialize.reprs import MAX_INT_BITS, Reprs, repr_once, safe_repr
 from flow_xray.serialize.secrets import scrub_text
 from flow_xray.serialize.shapes import cheap_repr, exception_args
 from flow_xray.serialize.walk import bounded_repr, to_jsonable
@@ -200,6 +200,8 @@ def exception_message(
             return repr_once(exc, max_chars, reprs)
     if not args:
         return ""
+    if all(_plain_arg(a) for a in args) and cheap_repr(args):
+        return _head(str(exc), max_chars)  # exactly str(exc): built-in values, small
     if len(args) == 1:
         arg = args[0]
         if type(arg) is str:
@@ -207,6 +209,12 @@ def exception_message(
         converted = to_jsonable(arg, limits, reprs)
         return converted if type(converted) is str else safe_repr(converted, max_chars)
     return safe_repr(tuple(to_jsonable(a, limits, reprs) for a in args[:20]), max_chars)
+
+
+def _plain_arg(arg: object) -> bool:
+    """A value whose str and repr are built-in and printable (ints up to 1024 bits)."""
+    kind = type(arg)
+    return kind in _PLAIN_ARGS and (kind is not int or int.bit_length(arg) <= MAX_INT_BITS)  # type: ignore[arg-type]
 
 
 def _from_args(
@@ -243,6 +251,8 @@ def _from_args(
     return "(" + ", ".join(shown) + ")"
 
 
+# Argument types whose str and repr are the built-in ones (no user code runs).
+_PLAIN_ARGS: Final = frozenset({str, int, float, bool, bytes, type(None)})
 # Built-in ``__str__`` methods that show where and why, not the data: called as they are.
 _BOUNDED_STR: Final = frozenset(
     {UnicodeDecodeError.__str__, UnicodeEncodeError.__str__, UnicodeTranslateError.__str__}

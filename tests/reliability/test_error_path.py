@@ -90,3 +90,27 @@ def test_a_unicode_decode_error_reads_as_str_does() -> None:
     with trace.capture() as result, pytest.raises(UnicodeDecodeError) as raised:
         decode()
     assert result.roots[0].error == f"UnicodeDecodeError: {raised.value}"
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ValueError(b"raw"),
+        ValueError(1, "two", None),
+        RuntimeError(2.5),
+        OSError(2, "No such file or directory", "data.csv"),
+        KeyError("missing"),
+        UnicodeEncodeError("ascii", "caf\u00e9", 3, 4, "ordinal not in range(128)"),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_small_exception_messages_are_exactly_str(error: BaseException) -> None:
+    """The recorded message of an exception with small built-in args is ``str(exc)``."""
+
+    @trace
+    def fails() -> None:
+        raise error
+
+    with trace.capture() as result, pytest.raises(type(error)):
+        fails()
+    assert result.roots[0].error == f"{type(error).__name__}: {error}"

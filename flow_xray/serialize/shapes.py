@@ -39,12 +39,18 @@ def module_root(value: Any, *, proxied: bool = False) -> str:
 
 
 def class_root(cls: Any) -> str:
-    """The top-level package a class was defined in (``""`` when unknown); never raises."""
+    """The top-level package a class was defined in (``""`` when unknown); never raises.
+
+    Read through ``type``'s own ``__module__`` descriptor: a metaclass's hooks never run.
+    """
     try:
-        module = static_attribute(cls, "__module__") if isinstance(cls, type) else None
+        module = _TYPE_MODULE.__get__(cls) if isinstance(cls, type) else None
     except BaseException:  # recording contains everything
         return ""
     return module.partition(".")[0] if type(module) is str else ""
+
+
+_TYPE_MODULE: Final = type.__dict__["__module__"]
 
 
 def is_opaque(value: Any) -> bool:

@@ -146,7 +146,8 @@ def record_result(span: Span, value: Any, usage: Usage | None, llm: bool) -> boo
     usage) when its reader finishes it. Never raises.
     """
     try:
-        probed = type(value) not in _PLAIN_RESULTS and may_be_response(value)
+        kind = type(value)
+        probed = kind is dict or (kind not in _PLAIN_RESULTS and may_be_response(value))
         if usage is None and probed:
             usage = usage_from_response(value)
         if (

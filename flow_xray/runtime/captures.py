@@ -12,8 +12,11 @@ a fork hook installed with the first capture): they are the parent's to report.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
+import sys
 import threading
+import types
 from typing import Any, Final, Protocol
 
 from flow_xray.runtime import patches
@@ -35,11 +38,68 @@ _INHERITED: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
 _process_wide: tuple[Listener, ...] = ()
 _open_count = 0
 _lock = threading.Lock()
+# Captures opened inside a generator's body, by id: where its body runs (see `bind_to_generator`).
+_BOUND: Final[dict[int, _Binding]] = {}
 
 
 def listeners() -> tuple[Listener, ...]:
     """The captures a span started now belongs to: this context's, then the process-wide ones."""
-    return _ACTIVE.get() + _process_wide
+    active = _ACTIVE.get()
+    if _BOUND and active:
+        active = tuple(c for c in active if _listens(c))
+    return active + _process_wide
+
+
+class _Binding:
+    """Where a generator that opened a capture runs: its frame, its thread, its asyncio task."""
+
+    __slots__ = ("frame", "task", "thread")
+
+    def __init__(self, frame: types.FrameType) -> None:
+        self.frame = frame
+        self.thread = threading.get_ident()
+        self.task = _task_id()
+
+
+def _task_id() -> int | None:
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no running event loop
+        return None
+    return None if task is None else id(task)
+
+
+def _listens(listener: Listener) -> bool:
+    """Whether ``listener`` collects now: always, unless it is bound to a generator and this
+    is the generator's own thread and task with the generator not running (its caller's code,
+    while the generator waits at a ``yield``)."""
+    binding = _BOUND.get(id(listener))
+    if binding is None or threading.get_ident() != binding.thread or _task_id() != binding.task:
+        return True  # not bound, or work the body handed to a thread or a task
+    frame: types.FrameType | None = sys._getframe(2)
+    while frame is not None:
+        if frame is binding.frame:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def bind_to_generator(listener: Listener, frame: types.FrameType) -> None:
+    """Make a capture opened in a generator's body (its frame: ``frame``) collect only while
+    that body runs.
+
+    A generator shares its caller's context, so a capture it opens would stay
+    active in the caller's context while the generator is suspended at a
+    ``yield``, and collect the caller's unrelated calls. Bound, in the
+    generator's own thread and task it collects only while the generator's
+    frame is on the stack; work the body hands to other threads (`propagate`)
+    or tasks (an async generator's ``gather``) is collected as before. What
+    the caller itself hands to threads or tasks while the generator waits
+    carries the capture too, and is collected.
+    """
+    with _lock:
+        if not listener.closed:
+            _BOUND[id(listener)] = _Binding(frame)
 
 
 def listening() -> bool:
@@ -73,6 +133,7 @@ def close_capture(listener: Listener, token: contextvars.Token[Any] | None) -> b
         # those later would re-activate this one.
         _ACTIVE.set(tuple(c for c in _ACTIVE.get() if c is not listener))
     with _lock:
+        _BOUND.pop(id(listener), None)
         if listener.closed:
             return False
         listener.closed = True
@@ -108,6 +169,7 @@ def forget_after_fork() -> None:
     _lock = threading.Lock()  # another thread may have held it at the fork
     for listener in (*_ACTIVE.get(), *_process_wide):
         listener.closed = True
+    _BOUND.clear()
     _ACTIVE.set(())
     _process_wide = ()
     _open_count = 0

@@ -15,12 +15,14 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import sys
 from collections.abc import Callable
-from types import TracebackType
-from typing import Any
+from types import FrameType, TracebackType
+from typing import Any, Final
 
 from flow_xray.analysis.accounting import build_result
 from flow_xray.errors import ConfigurationError
+from flow_xray.runtime import captures
 from flow_xray.sdk.processes import ProcessCollection
 from flow_xray.sdk.processor import Collector, ensure_collecting, get_processor
 from flow_xray.tree.model import TraceResult
@@ -49,6 +51,10 @@ class Capture:
         self._collector, self._token = get_processor().open_capture(
             self.all_threads, self.max_spans
         )
+        if not self.all_threads:
+            generator = opening_generator(sys._getframe(1))
+            if generator is not None:
+                captures.bind_to_generator(self._collector, generator)
         if self.processes:
             children = ProcessCollection(self.all_threads)
             try:
@@ -84,6 +90,28 @@ class Capture:
             self.result.exception = exc
 
 
+_GENERATOR_FLAGS: Final = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
+# Modules that drive a generator as a scope: its suspended part is the caller's ``with``
+# block (``@contextmanager``) or the test (a pytest yield fixture), which the capture is for.
+_SCOPE_DRIVERS: Final = frozenset({"contextlib", "_pytest.fixtures"})
+
+
+def opening_generator(frame: FrameType | None) -> FrameType | None:
+    """The frame of the generator whose body is opening a capture (looked for from the frame
+    that called ``__enter__``), or None: not a generator, or one driven as a scope.
+
+    ``ExitStack`` frames are looked through.
+    """
+    while frame is not None and frame.f_globals.get("__name__") == "contextlib":
+        frame = frame.f_back
+    if frame is None or not frame.f_code.co_flags & _GENERATOR_FLAGS:
+        return None
+    driver = frame.f_back
+    if driver is not None and driver.f_globals.get("__name__") in _SCOPE_DRIVERS:
+        return None
+    return frame
+
+
 def capture(
     all_threads: bool = False, max_spans: int | None = None, processes: bool = False
 ) -> Capture:
@@ -102,6 +130,13 @@ def capture(
     LLM call whatever the cap; a kept call whose caller was dropped hangs
     under its nearest kept ancestor, and ``result.dropped_spans`` (also in
     the totals and the viewer's header) says how many calls were left out.
+
+    A capture opened in a generator's body collects the calls that body makes
+    (and the work it awaits or hands to threads with `propagate`), not the
+    caller's while the generator is suspended at a ``yield``. A generator
+    driven as a scope is the exception: in a ``@contextmanager`` /
+    ``@asynccontextmanager`` function or a pytest yield fixture, the ``with``
+    block or the test is what the capture is for, and it is collected.
 
     With ``processes=True`` calls made in Python child processes started in
     the block join it too, under the call that started them, each node with

@@ -84,7 +84,7 @@ def encode_inputs(
             if shared is not None:
                 return shared
         return _encode(arguments, limits, max_bytes, reprs)
-    except Exception as exc:
+    except BaseException as exc:  # recording contains everything
         return json_string(f"<arguments not serializable: {type_name(exc)}>", max_bytes)
 
 
@@ -188,7 +188,7 @@ def encode_output(
     `reprs` is the call's repr cache (see `Reprs`).
     """
     try:
-        if isinstance(value, str):
+        if issubclass(type(value), str):  # by type: a lazy proxy's __class__ is never read
             return cap_text(str.__str__(value), max_bytes, limits), MIME_TEXT
         if type(value) is dict:  # the common result: its scalars checked inline
             fast = fast_object(value, limits, max_bytes)
@@ -200,7 +200,7 @@ def encode_output(
             if text is not None:
                 return text, MIME_JSON
         return _encode(value, limits, max_bytes, reprs), MIME_JSON
-    except Exception as exc:
+    except BaseException as exc:  # recording contains everything
         return json_string(f"<output not serializable: {type_name(exc)}>", max_bytes), MIME_JSON
 
 
@@ -230,7 +230,7 @@ def encode_text(text: str, max_bytes: int, limits: Limits | None = None) -> str:
     """
     try:
         return cap_text(str.__str__(text), max_bytes, get_limits() if limits is None else limits)
-    except Exception as exc:
+    except BaseException as exc:  # recording contains everything
         return f"<text not serializable: {type_name(exc)}>"
 
 
@@ -255,7 +255,7 @@ def encode_key(key: Any, limits: Limits) -> str:
         if limits.redact and len(name) >= 8:
             name = scrub_text(name, limits)
         return name
-    except Exception as exc:
+    except BaseException as exc:  # recording contains everything
         return f"<key not serializable: {type_name(exc)}>"
 
 
@@ -290,7 +290,7 @@ def encode_attribute(
                 if first is not int or all(-_INT64 <= v < _INT64 for v in value):
                     return list(value)
         return encode_output(value, limits, limits.max_value_bytes)[0]
-    except Exception as exc:
+    except BaseException as exc:  # recording contains everything
         return f"<{type_name(value)} not serializable: {type_name(exc)}>"
 
 

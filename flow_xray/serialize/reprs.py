@@ -29,7 +29,7 @@ def type_name(value: Any) -> str:
     """``type(value).__name__``, or ``"object"`` when even that fails; never raises."""
     try:
         return str(type(value).__name__)
-    except Exception:
+    except BaseException:  # recording contains everything
         return "object"
 
 
@@ -44,7 +44,7 @@ def safe_repr(value: Any, max_chars: int) -> str:
         return f"<int bits={int.bit_length(value)}>"
     try:
         text = repr(value)
-    except Exception as exc:
+    except BaseException as exc:  # recording contains everything
         text = f"<{type_name(value)} object (repr failed: {type_name(exc)})>"
     text = writable(_ADDRESS.sub("", text[: max_chars + 64]))
     if len(text) > max_chars:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import array
 import dataclasses
+import sys
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -34,8 +35,22 @@ def module_root(value: Any, *, proxied: bool = False) -> str:
     proxies of the OpenAI / Anthropic streams they wrap.
     """
     cls = getattr(value, "__class__", None) if proxied else type(value)
-    module = getattr(cls, "__module__", None)
-    return module.partition(".")[0] if isinstance(module, str) else ""
+    return class_root(cls)
+
+
+def class_root(cls: Any) -> str:
+    """The top-level package a class was defined in (``""`` when unknown); never raises.
+
+    Read through ``type``'s own ``__module__`` descriptor: a metaclass's hooks never run.
+    """
+    try:
+        module = _TYPE_MODULE.__get__(cls) if isinstance(cls, type) else None
+    except BaseException:  # recording contains everything
+        return ""
+    return module.partition(".")[0] if type(module) is str else ""
+
+
+_TYPE_MODULE: Final = type.__dict__["__module__"]
 
 
 def is_opaque(value: Any) -> bool:
@@ -43,101 +58,191 @@ def is_opaque(value: Any) -> bool:
     return module_root(value) in _OPAQUE_MODULES
 
 
-def class_attribute(cls: type, name: str) -> Any:
-    """``cls.name`` looked up on the class only (an instance ``__getattr__`` never runs)."""
-    try:
-        return getattr(cls, name, _MISSING)
-    except Exception:
-        return _MISSING
+def static_attribute(cls: type, name: str) -> Any:
+    """``name`` as found in the ``__dict__`` of ``cls`` or a class of its MRO, else `_MISSING`.
 
-
-def _read(obj: Any, name: str) -> Any:
-    try:
-        return getattr(obj, name)
-    except Exception as exc:
-        return f"<unavailable: {type(exc).__name__}>"
-
-
-def fields(value: Any, max_items: int) -> tuple[Iterable[tuple[Any, Any]] | None, int] | None:
-    """``(name, value)`` pairs of a record-like object and how many, or None.
-
-    Namedtuples (zipped with ``_fields``: no dict built), pydantic models (their
-    ``model_fields``, read one by one), dataclasses; then objects with an
-    ``_asdict()`` / ``model_dump()`` method of their own, called once, and only
-    when the object's own length (if it has one) is within `max_items`: a
-    longer one gives ``(None, length)``, for the caller to summarise, since the
-    method would build the whole dict first.
+    No descriptor, metaclass ``__getattr__`` or property runs: the raw object is returned.
     """
-    cls = type(value)
-    if isinstance(value, type):
-        return None
-    names = class_attribute(cls, "_fields")
-    if isinstance(value, tuple) and isinstance(names, tuple):
-        return zip(names, tuple.__iter__(value), strict=False), len(names)
-    model_fields = class_attribute(cls, "model_fields")
-    if isinstance(model_fields, dict) and callable(class_attribute(cls, "model_dump")):
-        return ((name, _read(value, name)) for name in model_fields), len(model_fields)
-    if dataclasses.is_dataclass(cls):
-        found = dataclasses.fields(value)
-        return ((f.name, _read(value, f.name)) for f in found), len(found)
-    for method in ("_asdict", "model_dump"):
-        if callable(class_attribute(cls, method)):
-            size = length(value)
-            if size is not None and size > max_items:
-                return None, size
-            try:
-                dumped = getattr(value, method)()
-            except Exception:
-                return None
-            return (dict.items(dumped), len(dumped)) if isinstance(dumped, dict) else None
+    for klass in _mro(cls):
+        found = _class_dict(klass).get(name, _MISSING)
+        if found is not _MISSING:
+            return found
+    return _MISSING
+
+
+def defining_class(cls: type, name: str) -> type | None:
+    """The class of ``cls``'s MRO whose own ``__dict__`` defines ``name``, or None."""
+    for klass in _mro(cls):
+        if name in _class_dict(klass):
+            return klass
     return None
 
 
+def from_packages(cls: type, packages: frozenset[str]) -> bool:
+    """Whether ``cls`` or a class of its MRO was defined in one of ``packages``."""
+    return any(class_root(klass) in packages for klass in _mro(cls))
+
+
+def _mro(cls: type) -> tuple[type, ...]:
+    mro = _TYPE_MRO.__get__(cls)
+    return mro if type(mro) is tuple else ()
+
+
+def _class_dict(cls: type) -> Any:
+    return _TYPE_DICT.__get__(cls)
+
+
+_TYPE_MRO: Final = type.__dict__["__mro__"]
+_TYPE_DICT: Final = type.__dict__["__dict__"]
+
+
+def class_attribute(cls: type, name: str) -> Any:
+    """``cls.name`` as found in the class dicts of its MRO (see `static_attribute`)."""
+    try:
+        return static_attribute(cls, name)
+    except BaseException:  # recording contains everything
+        return _MISSING
+
+
+def instance_dict(value: Any) -> dict[str, Any] | None:
+    """The instance ``__dict__`` of ``value`` read without its class's attribute hooks, or None."""
+    try:
+        found = object.__getattribute__(value, "__dict__")
+    except BaseException:  # recording contains everything
+        return None
+    return found if type(found) is dict else None
+
+
+def _model_base(module: str) -> type | None:
+    """pydantic's ``BaseModel`` when pydantic (v2, or its v1 API) is already imported."""
+    found = getattr(sys.modules.get(module), "BaseModel", None)
+    return found if isinstance(found, type) else None
+
+
+def is_namedtuple_class(cls: type) -> bool:
+    """A class made by ``collections.namedtuple`` / ``typing.NamedTuple`` (checked by type)."""
+    names = class_attribute(cls, "_fields")
+    return (
+        issubclass(cls, tuple)
+        and type(names) is tuple
+        and all(type(n) is str for n in names)
+        and class_attribute(cls, "_make") is not _MISSING
+        and class_attribute(cls, "_asdict") is not _MISSING
+    )
+
+
+def fields(value: Any, max_items: int) -> tuple[Iterable[tuple[Any, Any]], int] | None:
+    """``(name, value)`` pairs of a known record type and how many, or None.
+
+    Known means checked by type, never by what the object answers: a real
+    namedtuple class (zipped with its ``_fields``), a subclass of pydantic's
+    ``BaseModel`` (its field values from the instance's ``__dict__``), a
+    dataclass or an attrs class (their declared fields). No method of the
+    value runs: an object that merely has an ``_asdict()`` or ``model_dump()``
+    is not a record (it is shown by its repr). `max_items` is unused here
+    (the walk stops at it), kept for callers that pass it.
+    """
+    del max_items
+    cls = type(value)
+    if is_namedtuple_class(cls):
+        names = class_attribute(cls, "_fields")
+        return zip(names, tuple.__iter__(value), strict=False), len(names)
+    for module in ("pydantic.main", "pydantic.v1.main"):
+        base = _model_base(module)
+        if base is not None and issubclass(cls, base):
+            found = instance_dict(value) or {}
+            return dict.items(found), len(found)
+    declared = class_attribute(cls, "__dataclass_fields__")
+    if type(declared) is dict:
+        names = [n for n, f in declared.items() if _is_field(f)]
+        return ((n, _read(value, n)) for n in names), len(names)
+    attrs = class_attribute(cls, "__attrs_attrs__")
+    if issubclass(type(attrs), tuple) and class_root(type(attrs)) == "attr":
+        names = [a.name for a in attrs if type(getattr(a, "name", None)) is str]
+        return ((n, _read(value, n)) for n in names), len(names)
+    return None
+
+
+def _is_field(field: Any) -> bool:
+    """A dataclass field holding a value (not a ``ClassVar`` / ``InitVar`` pseudo-field)."""
+    return getattr(field, "_field_type", None) is getattr(dataclasses, "_FIELD", None)
+
+
+def _read(obj: Any, name: str) -> Any:
+    """A declared field of a known record: from the instance dict, else the slot/attribute."""
+    found = instance_dict(obj)
+    if found is not None and name in found:
+        return found[name]
+    try:
+        return getattr(obj, name)
+    except BaseException as exc:  # recording contains everything
+        return f"<unavailable: {type(exc).__name__}>"
+
+
 def buffer_summary(value: Any) -> str | None:
-    """``<bytes len=N b'…'…>`` for bytes-like values (a short prefix, nothing copied), or None."""
-    name = type(value).__name__
-    if isinstance(value, (bytes, bytearray)):
-        size = len(value)
-        head = bytes(value[:_PREVIEW_BYTES])
-    elif isinstance(value, array.array):
-        size = len(value)
-        items = value[:_PREVIEW_ITEMS].tolist()
+    """``<bytes len=N b'…'…>`` for bytes-like values (a short prefix, nothing copied), or None.
+
+    Read through the buffer protocol and the built-in types' own methods, so a
+    subclass's ``__len__`` or ``__getitem__`` never runs.
+    """
+    cls = type(value)
+    name = cls.__name__
+    if issubclass(cls, array.array):
+        size = array.array.__len__(value)
+        items = array.array.tolist(array.array.__getitem__(value, slice(0, _PREVIEW_ITEMS)))
         more = ", …" if size > len(items) else ""
-        return f"<array('{value.typecode}') len={size} [{', '.join(map(repr, items))}{more}]>"
-    else:
-        try:
-            view = value if isinstance(value, memoryview) else memoryview(value)
-        except Exception:
-            return None
-        size = view.nbytes
-        try:
-            head = view.cast("B")[:_PREVIEW_BYTES].tobytes() if view.c_contiguous else b""
-        except Exception:
-            head = b""
-        if not isinstance(value, memoryview):
-            return f"<{name} nbytes={size}>"
+        code = _TYPECODE.__get__(value)
+        return f"<array('{code}') len={size} [{', '.join(map(repr, items))}{more}]>"
+    try:
+        view = value if cls is memoryview else memoryview(value)
+    except BaseException:  # recording contains everything
+        return None
+    size = view.nbytes
+    try:
+        head = view.cast("B")[:_PREVIEW_BYTES].tobytes() if view.c_contiguous else b""
+    except BaseException:
+        head = b""
+    if not issubclass(cls, (bytes, bytearray, memoryview)):
+        return f"<{name} nbytes={size}>"
     tail = "…" if size > len(head) else ""
     return f"<{name} len={size} {head!r}{tail}>"
 
 
+_TYPECODE: Final = array.array.__dict__["typecode"]
+
+
 def array_summary(value: Any) -> str | None:
-    """``<ndarray shape=(3, 4) dtype=float64>`` for numpy/pandas/torch-like values, or None."""
-    root = module_root(value)
+    """``<ndarray shape=(3, 4) dtype=float64>`` for numpy/pandas/torch-like values, or None.
+
+    Only attributes the array library itself defines are read: ``shape`` (and
+    ``dtype``) must come from a class of one of those packages, so a user's
+    subclass overriding them is shown by its repr instead.
+    """
+    cls = type(value)
+    root = class_root(cls)
     if root not in _ARRAY_MODULES and root not in _ARRAY_MODULES_MORE:
         return None
-    cls = type(value)
-    if class_attribute(cls, "shape") is _MISSING:
+    if not _library_attribute(cls, "shape"):
         return None
     try:
         shape = value.shape
-        dtype = getattr(value, "dtype", None)
-        if dtype is None and class_attribute(cls, "dtypes") is not _MISSING:
+        dtype = value.dtype if _library_attribute(cls, "dtype") else None
+        if dtype is None and _library_attribute(cls, "dtypes"):
             dtype = "mixed"
-        shown = tuple(int(n) for n in shape) if isinstance(shape, tuple) else shape
-    except Exception:
+        shown = tuple(int(n) for n in shape) if type(shape) is tuple else shape
+        text = f"<{root}.{cls.__name__} shape={shown} dtype={dtype}>"
+    except BaseException:  # recording contains everything
         return None
-    kind = f"{root}.{cls.__name__}" if root != "numpy" else cls.__name__
-    return f"<{kind} shape={shown} dtype={dtype}>"
+    return text.replace("<numpy.", "<", 1)
+
+
+def _library_attribute(cls: type, name: str) -> bool:
+    """Whether ``name`` is defined by a class of a known array package in ``cls``'s MRO."""
+    owner = defining_class(cls, name)
+    if owner is None:
+        return False
+    root = class_root(owner)
+    return root in _ARRAY_MODULES or root in _ARRAY_MODULES_MORE
 
 
 # What a value may add up to (chars, roughly) for its repr to count as cheap.
@@ -180,9 +285,9 @@ def exception_args(exc: BaseException) -> tuple[Any, ...]:
     """``exc.args`` when it is a tuple (a class may override it), else ``()``; never raises."""
     try:
         args = exc.args
-    except Exception:
+    except BaseException:  # recording contains everything
         return ()
-    return args if isinstance(args, tuple) else ()
+    return args if type(args) is tuple else ()
 
 
 def length(value: Any) -> int | None:
@@ -191,9 +296,9 @@ def length(value: Any) -> int | None:
         return None
     try:
         size = len(value)
-    except Exception:
+    except BaseException:  # recording contains everything
         return None
-    return size if isinstance(size, int) else None
+    return size if type(size) is int else None
 
 
 __all__ = [
@@ -201,9 +306,15 @@ __all__ = [
     "buffer_summary",
     "cheap_repr",
     "class_attribute",
+    "class_root",
+    "defining_class",
     "exception_args",
     "fields",
+    "from_packages",
+    "instance_dict",
+    "is_namedtuple_class",
     "is_opaque",
     "length",
     "module_root",
+    "static_attribute",
 ]

@@ -24,10 +24,12 @@ from decimal import Decimal
 from pathlib import PurePath
 from typing import Any, Final
 
+from flow_xray.serialize.containers import known_shape
 from flow_xray.serialize.cut import (
     CUT,
     MARKER_BYTES,
     SCRUB_MARGIN,
+    encode_json,
     scrubbed_head,
     truncated,
     utf8_len,
@@ -43,6 +45,7 @@ from flow_xray.serialize.shapes import (
     fields,
     is_opaque,
     length,
+    static_attribute,
 )
 from flow_xray.serialize.text import writable
 
@@ -62,19 +65,23 @@ def _summary(value: Any, size: int | None) -> str:
 
 
 def json_key(key: Any) -> str:
-    """Dict key → str the way `json.dumps` converts keys; repr for other types."""
+    """Dict key → str the way `json.dumps` converts keys; repr for other types.
+
+    The key's class is ``type(key)`` (never its ``__class__``); only an enum
+    member, or a key of no built-in kind, has its repr run.
+    """
     kind = type(key)
     if kind is str:
         return writable(key)
     if key is None or kind is bool:
         return "null" if key is None else ("true" if key else "false")
-    if isinstance(key, enum.Enum):
+    if issubclass(kind, enum.Enum):
         return safe_repr(key, 200)
-    if isinstance(key, str):
+    if issubclass(kind, str):
         return writable(str.__str__(key))
-    if isinstance(key, int) and int.bit_length(key) <= MAX_INT_BITS:
+    if issubclass(kind, int) and int.bit_length(key) <= MAX_INT_BITS:
         return int.__repr__(key)
-    if isinstance(key, float):
+    if issubclass(kind, float):
         return float.__repr__(key) if math.isfinite(key) else _nonfinite(key)
     return safe_repr(key, 200)
 
@@ -93,7 +100,16 @@ class Walker:
     walk costs O(output), not O(input), for lists, dicts and strings.
     """
 
-    __slots__ = ("budget", "depth_cap", "items_cap", "limits", "on_path", "reprs", "string_cap")
+    __slots__ = (
+        "budget",
+        "depth_cap",
+        "items_cap",
+        "leaves",
+        "limits",
+        "on_path",
+        "reprs",
+        "string_cap",
+    )
 
     def __init__(self, limits: Limits, budget: int, reprs: Reprs | None = None) -> None:
         self.limits = limits
@@ -106,11 +122,14 @@ class Walker:
         # repr text by object id, shared by the retries of one encoding and by
         # every encoding of one call: each unknown object's __repr__ runs once.
         self.reprs: Reprs = {} if reprs is None else reprs
+        # Types found to be shown by their repr (no shape of theirs applies): the next
+        # value of the same type skips the checks (a list of 200 user objects).
+        self.leaves: set[type] = set()
 
     def walk(self, value: Any, depth: int) -> Any:
         try:
             return self._convert(value, depth)
-        except Exception as exc:
+        except BaseException as exc:  # recording contains everything
             failed = f"<{type_name(value)} object (serialization failed: {type_name(exc)})>"
             return self.text(failed)
 
@@ -163,50 +182,71 @@ class Walker:
         return value
 
     def _other(self, value: Any, depth: int) -> Any:
-        """Anything but the exact built-in types: records, subclasses, mappings, sequences, sets."""
+        """Anything but the exact built-in types: records, subclasses, mappings, sequences, sets.
+
+        Told apart by ``type(value)`` only: ``isinstance`` would read the
+        value's ``__class__``, which a lazy proxy (Django's ``SimpleLazyObject``)
+        answers by evaluating itself.
+        """
+        kind = type(value)
+        if kind in self.leaves:
+            return self._by_repr(value, kind)
         if is_opaque(value):  # a mock: its own repr, nothing probed
             return self.text(self.repr(value))
-        if isinstance(value, enum.Enum):
+        if issubclass(kind, enum.Enum):
             return self.walk(value.value, depth)
         record = fields(value, self.items_cap)
         if record is not None:
-            items, count = record
-            if items is None:  # too long to call its _asdict()/model_dump(): a summary
-                return self.text(_summary(value, count))
-            return self._mapping(value, items, count, depth)
-        if isinstance(value, str):
-            return self.text(str.__str__(value))
-        if isinstance(value, int):
-            return self._int(int.__int__(value))
-        if isinstance(value, float):
-            return self._float(float.__float__(value))
-        if isinstance(value, dict):
+            return self._mapping(value, record[0], record[1], depth)
+        if issubclass(kind, (str, int, float)):
+            return self._scalar(value, kind)
+        if issubclass(kind, dict):
             return self._mapping(value, dict.items(value), dict.__len__(value), depth)
-        if isinstance(value, Mapping):
+        if issubclass(kind, (list, tuple)):
+            size = (list if issubclass(kind, list) else tuple).__len__(value)
+            return self._sequence(value, iter(value), size, depth)
+        shape = known_shape(value, kind)
+        if shape is not None:
+            return self._mapping(value, shape[0], shape[1], depth)
+        if issubclass(kind, Mapping):
             return self._mapping(value, value.items(), length(value), depth)
-        if isinstance(value, (list, tuple, deque)):
+        if issubclass(kind, deque):
             return self._sequence(value, iter(value), length(value), depth)
-        if isinstance(value, (set, frozenset, AbstractSet)):
+        if issubclass(kind, AbstractSet):
             return self._set(value, depth)
-        return self._leaf(value, depth)
+        return self._leaf(value, kind, depth)
 
-    def _leaf(self, value: Any, depth: int) -> Any:
+    def _scalar(self, value: Any, kind: type) -> Any:
+        """A subclass of str, int or float, read through the built-in type's own methods."""
+        if issubclass(kind, str):
+            return self.text(str.__str__(value))
+        if issubclass(kind, int):
+            return self._int(int.__int__(value))
+        return self._float(float.__float__(value))
+
+    def _leaf(self, value: Any, kind: type, depth: int) -> Any:
         """What is left: summaries, well-known scalars as text, other sequences, the repr."""
         # Arrays, then anything exposing a buffer (bytes, array.array, mmap...): a summary.
         summary = array_summary(value) or buffer_summary(value)
         if summary is not None:
             return self.text(summary)
-        if isinstance(value, (datetime.date, datetime.time)):
+        if issubclass(kind, (datetime.date, datetime.time)):
             return self.text(value.isoformat())
-        if isinstance(value, (datetime.timedelta, uuid.UUID, Decimal, PurePath)):
+        if issubclass(kind, (datetime.timedelta, uuid.UUID, Decimal, PurePath)):
             return self.text(str(value))
-        if isinstance(value, (Sequence, ValuesView)) and not isinstance(value, type):
+        if issubclass(kind, (Sequence, ValuesView)) and not issubclass(kind, type):
             return self._sequence(value, iter(value), length(value), depth)
-        if isinstance(value, BaseException):
+        if issubclass(kind, BaseException):
             return self.text(self._exception(value))
-        size = length(value)
-        if size is not None and size > _REPR_MAX_LEN:  # its repr would be as big: summarise
-            return self.text(_summary(value, size))
+        self.leaves.add(kind)
+        return self._by_repr(value, kind)
+
+    def _by_repr(self, value: Any, kind: type) -> str:
+        """The repr, or a summary when a custom repr would be as long as a long value."""
+        if static_attribute(kind, "__repr__") is not object.__repr__:
+            size = length(value)
+            if size is not None and size > _REPR_MAX_LEN:  # its repr would be as big: summarise
+                return self.text(_summary(value, size))
         return self.text(self.repr(value))
 
     def _exception(self, value: BaseException) -> str:
@@ -290,20 +330,51 @@ class Walker:
         return out
 
     def _set(self, value: AbstractSet[Any], depth: int) -> Any:
-        size = length(value) or 0
+        """A set as a list: ordered by value when its items are plain built-in values
+        (C comparisons), else its first items met, ordered by their converted form.
+
+        No user ``__lt__`` / ``__eq__`` ever runs: sorting 4,000 user objects
+        would call their comparisons thousands of times.
+        """
+        size = length(value)
         if depth >= self.depth_cap:
             return self.text(_summary(value, size))
         cap = self.items_cap + 1  # one extra tells _sequence that more follow
-        # Too big to order within the cost cap: the first items met are ordered.
-        items: Iterable[Any] = value if size <= _SORT_MAX else itertools.islice(value, cap)
-        # Sorted so output does not depend on hash seeds; unorderable elements
-        # (mixed types, raising __lt__) fall back to ordering by repr.
-        try:
-            ordered = heapq.nsmallest(cap, items) if size > cap else sorted(items)
-        except Exception:
-            items = value if size <= _SORT_MAX else itertools.islice(value, cap)
-            ordered = heapq.nsmallest(cap, items, key=self.repr)
-        return self._sequence(value, ordered, size, depth)
+        head = list(itertools.islice(value, _SORT_MAX + 1))
+        if all(type(item) in _ORDERABLE for item in head):
+            items = head if len(head) <= _SORT_MAX else head[:cap]
+            try:
+                ordered = heapq.nsmallest(cap, items)
+            except TypeError:  # mixed types that do not compare: by their (built-in) repr
+                ordered = heapq.nsmallest(cap, items, key=repr)
+            return self._sequence(value, ordered, size, depth)
+        return self._container(self._fill_set, value, head[:cap], size, depth)
+
+    def _fill_set(self, owner: Any, items: Iterable[Any], size: int | None, depth: int) -> Any:
+        """Items converted first, then ordered by their JSON text (the cut marker last)."""
+        out: list[Any] = []
+        self.budget -= 2
+        more: str | None = None
+        for item in items:
+            if len(out) >= self.items_cap or self.budget <= 0:
+                more = CUT + ("" if size is None else f" +{size - len(out)} more items")
+                break
+            out.append(self.walk(item, depth + 1))
+        out.sort(key=_converted_order)
+        if more is not None:
+            out.append(more)
+        return out
+
+
+# Item types whose built-in comparisons order a set without running user code.
+_ORDERABLE: Final = frozenset({str, int, float, bool, bytes, type(None)})
+
+
+def _converted_order(item: Any) -> str:
+    try:
+        return encode_json(item)
+    except BaseException:  # NaN and the like: still ordered, by repr
+        return repr(item)
 
 
 _PLAIN_REPR: Final = frozenset({str, int, float, bool, type(None), bytes})
@@ -325,8 +396,8 @@ def bounded_repr(value: Any, limits: Limits, max_chars: int, reprs: Reprs | None
                 return repr(value)[: max_chars + 64]
             return repr_once(value, limits.max_string, reprs)[: max_chars + 64]
         converted = to_jsonable(value, limits, reprs)
-        return converted if isinstance(converted, str) else safe_repr(converted, max_chars)
-    except Exception as exc:
+        return converted if type(converted) is str else safe_repr(converted, max_chars)
+    except BaseException as exc:  # recording contains everything
         return f"<{type_name(value)} object (repr failed: {type_name(exc)})>"
 
 
@@ -339,7 +410,7 @@ def to_jsonable(value: Any, limits: Limits, reprs: Reprs | None = None) -> Any:
     """
     try:
         return Walker(limits, limits.max_value_bytes, reprs).walk(value, 0)
-    except Exception as exc:  # the walker contains errors; this is the last line
+    except BaseException as exc:  # the walker contains errors; the last line
         return f"<{type_name(value)} object (serialization failed: {type_name(exc)})>"
 
 

@@ -38,7 +38,7 @@ def _on_current_span(build: Callable[P, Usage]) -> Callable[P, None]:
             return
         try:
             usage = build(*args, **kwargs)
-        except Exception:
+        except BaseException:
             contained("LLM usage")
             return
         record_usage(span, usage)
@@ -54,7 +54,7 @@ def _on_span(prefix: str, pairs: Iterable[tuple[Any, Any]], what: str) -> None:
     values = user_attributes(pairs, arrays=False)
     try:
         span.set_attributes({prefix + key: v for key, v in values.items()})
-    except Exception:
+    except BaseException:
         contained(what)
 
 

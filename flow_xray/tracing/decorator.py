@@ -13,7 +13,7 @@ import dataclasses
 import functools
 import inspect
 from collections.abc import AsyncGenerator, Callable, Generator
-from types import MappingProxyType
+from types import MappingProxyType, TracebackType
 from typing import Any, Final
 
 from opentelemetry import context as context_api, trace as trace_api
@@ -23,17 +23,19 @@ from flow_xray import attributes as attr
 from flow_xray.llm.streams import StreamUsage, stream_usage_for
 from flow_xray.llm.usage import Usage
 from flow_xray.runtime.tracer import current_tracer
-from flow_xray.serialize.exceptions import source_path
+from flow_xray.serialize.exceptions import FrameText, source_path
 from flow_xray.serialize.limits import Limits, get_limits
 from flow_xray.serialize.reprs import Reprs
 from flow_xray.serialize.secrets import name_pattern
 from flow_xray.serialize.text import writable
+from flow_xray.serialize.walk import Walker
 from flow_xray.tracing.binding import Binder, make_binder
 from flow_xray.tracing.options import TraceOptions
 from flow_xray.tracing.recording import (
     contained,
     input_attributes,
     is_failure,
+    may_be_response,
     record_error,
     record_output,
     record_result,
@@ -111,7 +113,7 @@ class _Spec:
                 attributes = {**attributes, **inputs}
         try:
             span = tracer.start_span(self.name, attributes=attributes)
-        except Exception:
+        except BaseException:
             contained("a span start")
             return None
         return _Call(self, span, used, reprs, limits)
@@ -130,7 +132,7 @@ class _Spec:
 class _Call:
     """One traced call in flight. Each finishing method ends the span exactly once."""
 
-    __slots__ = ("context", "limits", "reprs", "span", "spec", "used")
+    __slots__ = ("context", "frames", "limits", "reprs", "span", "spec", "used")
 
     def __init__(
         self, spec: _Spec, span: Span, used: int, reprs: Reprs, limits: Limits | None = None
@@ -170,7 +172,8 @@ class _Call:
         if outcome is not None:  # cancelled or interrupted: not a failure, and incomplete
             record_stopped(self.span, exc, outcome)
         elif is_failure(exc):
-            record_error(self.span, exc, self.reprs)
+            # Kept for the traced calls further out (`_formatted_below`): set only on failure.
+            self.frames = record_error(self.span, exc, self.reprs, _formatted_below)
         self._end()
 
     def abandon(self, partial_output: Any) -> None:
@@ -183,13 +186,13 @@ class _Call:
     def _mark_incomplete(self) -> None:
         try:
             self.span.set_attribute(attr.INCOMPLETE, True)
-        except Exception:
+        except BaseException:
             contained("incompleteness")
 
     def _end(self) -> None:
         try:
             self.span.end()
-        except Exception:
+        except BaseException:
             contained("a span end")
 
 
@@ -217,6 +220,24 @@ class _Untraced(_Call):
 
 
 _UNTRACED: Final = _Untraced()
+_WRAPPER_FILE: Final = __file__
+
+
+def _formatted_below(entry: TracebackType) -> FrameText | None:
+    """The frames an inner traced call formatted for this exception, when ``entry`` is its
+    wrapper's frame; else None.
+
+    The inner call keeps them on its `_Call` (a local of its wrapper frame,
+    which the traceback keeps alive exactly as long as the exception), so the
+    frames below are never formatted twice and nothing outlives the traceback.
+    """
+    frame = entry.tb_frame
+    code = frame.f_code
+    if code.co_name != "traced" or code.co_filename != _WRAPPER_FILE:
+        return None
+    call = frame.f_locals.get("call")
+    found = getattr(call, "frames", None) if isinstance(call, _Call) else None
+    return found if isinstance(found, FrameText) and found.head == id(entry) else None
 
 
 def _default_name(func: Callable[..., Any]) -> str:
@@ -279,36 +300,54 @@ def _wrap_coroutine(func: Callable[..., Any], spec: _Spec) -> Callable[..., Any]
 
 
 class _Yielded:
-    """The items a generator yielded, kept up to the container cap for ``output.value``."""
+    """What a generator yielded, for ``output.value``: the first items, already converted.
 
-    __slots__ = ("count", "items", "limit", "stream")
+    Each item is converted (`Walker`, the bounded walk) when it is yielded and
+    only that converted form is kept, up to the item cap and one value's
+    worth of output: the items themselves are released as soon as the
+    consumer drops them (50 yielded 10 MB chunks hold 10 MB, not 500).
+    """
 
-    def __init__(self, keep_items: bool, watch_usage: bool) -> None:
+    __slots__ = ("count", "items", "left", "limit", "limits", "reprs", "stream")
+
+    def __init__(
+        self, keep_items: bool, watch_usage: bool, limits: Limits | None, reprs: Reprs | None
+    ) -> None:
         self.items: list[Any] = []
+        # The call's repr cache, read but never added to: an entry would keep its item alive.
+        self.reprs = reprs
         self.count = 0
-        # Nothing is kept when no output will be recorded: holding on to
-        # yielded items (large chunks, say) would only delay their release.
-        self.limit = get_limits().max_items if keep_items else 0
+        self.limits = limits or get_limits()
+        # Nothing is kept when no output will be recorded.
+        self.limit = self.limits.max_items if keep_items else 0
+        # Output budget still open to items (the rest for the count and the returned value).
+        self.left = self.limits.max_value_bytes * 3 // 4
         # LLM stream events spread usage over several items; whether the items
         # are such events is decided once, on the first one.
         self.stream: StreamUsage | bool | None = watch_usage
 
     def add(self, item: Any) -> None:
+        """Count ``item``, keep its converted form within the caps, add up stream usage."""
         self.count += 1
-        if self.count <= self.limit:
-            self.items.append(item)
-        stream = self.stream
-        if stream is True:
-            self.stream = stream_usage_for(item)
-        elif stream:
-            stream.add(item)
+        try:
+            if self.count <= self.limit and self.left > 0:
+                walker = Walker(self.limits, self.left, dict(self.reprs or ()))
+                self.items.append(walker.walk(item, 1))
+                self.left = walker.budget
+            stream = self.stream
+            if stream is True:  # probed only when it may be an event (see `may_be_response`)
+                self.stream = stream_usage_for(item) if may_be_response(item) else None
+            elif stream:
+                stream.add(item)
+        except BaseException:
+            contained("a yielded item")
 
     def usage(self) -> Usage | None:
         stream = self.stream
         return stream.usage() if isinstance(stream, StreamUsage) else None
 
     def output(self, returned: Any = None) -> dict[str, Any]:
-        out: dict[str, Any] = {"yielded": self.items, "count": self.count}
+        out: dict[str, Any] = {"count": self.count, "yielded": self.items}
         if returned is not None:
             out["returned"] = returned
         return out
@@ -320,13 +359,13 @@ def _wrap_generator(func: Callable[..., Any], spec: _Spec) -> Callable[..., Any]
         if call is None:
             return (yield from func(*args, **kwargs))
         gen = func(*args, **kwargs)
-        yielded = _Yielded(spec.capture_output, True)
+        yielded = _Yielded(spec.capture_output, True, call.limits, call.reprs)
         send: Callable[[Any], Any] = gen.send
         arg: Any = None
         while True:
             token = call.enter()
             try:
-                item = send(arg)
+                held = [send(arg)]
             except StopIteration as stop:
                 call.exit(token)
                 call.succeed(yielded.output(stop.value), usage=yielded.usage())
@@ -336,9 +375,9 @@ def _wrap_generator(func: Callable[..., Any], spec: _Spec) -> Callable[..., Any]
                 call.fail(exc)
                 raise
             call.exit(token)
-            yielded.add(item)
+            yielded.add(held[0])
             try:
-                arg = yield item
+                arg = yield held.pop()  # no local keeps the item while suspended
             except GeneratorExit:
                 token = call.enter()
                 try:
@@ -364,13 +403,14 @@ def _wrap_async_generator(func: Callable[..., Any], spec: _Spec) -> Callable[...
         call = spec.begin(args, kwargs) or _UNTRACED
         agen = func(*args, **kwargs)
         traced_call = call is not _UNTRACED
-        yielded = _Yielded(spec.capture_output and traced_call, traced_call)
+        limits, reprs = (call.limits, call.reprs) if traced_call else (None, None)
+        yielded = _Yielded(spec.capture_output and traced_call, traced_call, limits, reprs)
         send: Callable[[Any], Any] = agen.asend
         arg: Any = None
         while True:
             token = call.enter()
             try:
-                item = await send(arg)
+                held = [await send(arg)]
             except StopAsyncIteration:
                 call.exit(token)
                 call.succeed(yielded.output(), usage=yielded.usage())
@@ -380,9 +420,9 @@ def _wrap_async_generator(func: Callable[..., Any], spec: _Spec) -> Callable[...
                 call.fail(exc)
                 raise
             call.exit(token)
-            yielded.add(item)
+            yielded.add(held[0])
             try:
-                arg = yield item
+                arg = yield held.pop()  # no local keeps the item while suspended
             except GeneratorExit:
                 token = call.enter()
                 try:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import itertools
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from opentelemetry.trace import Span, Status, StatusCode
@@ -29,7 +30,7 @@ from flow_xray.llm.usage import (
     usage_from_response,
 )
 from flow_xray.runtime.usage import reported_below
-from flow_xray.serialize.cut import CUT
+from flow_xray.serialize.cut import CUT, cap_text
 from flow_xray.serialize.encode import (
     encode_attribute,
     encode_inputs,
@@ -38,13 +39,15 @@ from flow_xray.serialize.encode import (
     encode_text,
 )
 from flow_xray.serialize.exceptions import (
+    Below,
+    FrameText,
     exception_message,
-    format_exception,
+    exception_text,
     qualified_type,
-    raise_site,
 )
 from flow_xray.serialize.limits import Limits, get_limits
 from flow_xray.serialize.reprs import Reprs, safe_repr
+from flow_xray.serialize.shapes import defining_class, from_packages, instance_dict
 from flow_xray.serialize.text import writable
 from flow_xray.tracing.binding import Binder
 
@@ -59,8 +62,16 @@ MAX_USER_ATTRIBUTES: Final = 64
 
 
 def contained(what: str) -> None:
-    """Log (at debug level) a recording failure that was kept away from user code."""
-    logger.debug("flow-xray could not record %s", what, exc_info=True)
+    """Log (at debug level) a recording failure that was kept away from user code.
+
+    Recording contains every exception, ``BaseException`` included: a
+    ``__repr__`` raising ``SystemExit`` or ``KeyboardInterrupt`` while its
+    value is recorded must not end the caller's program, and an
+    ``asyncio.CancelledError`` from there must not cancel the caller's task.
+    What the user's own function raises is never caught here.
+    """
+    with contextlib.suppress(BaseException):
+        logger.debug("flow-xray could not record %s", what, exc_info=True)
 
 
 def user_attributes(pairs: Iterable[tuple[Any, Any]], *, arrays: bool = True) -> dict[str, Any]:
@@ -80,7 +91,7 @@ def user_attributes(pairs: Iterable[tuple[Any, Any]], *, arrays: bool = True) ->
             if name in out:
                 name = f"{name}#{count}"
             out[name] = encode_attribute(value, limits, key=name, arrays=arrays)
-    except Exception:
+    except BaseException:
         contained("user attributes")
     return out
 
@@ -107,7 +118,7 @@ def record_usage(span: Span, usage: Usage) -> None:
         else:
             figures = usage_attributes(usage)
         span.set_attributes({k: encode_attribute(v, limits) for k, v in figures.items()})
-    except Exception:
+    except BaseException:
         contained("LLM usage")
 
 
@@ -135,11 +146,13 @@ def record_result(span: Span, value: Any, usage: Usage | None, llm: bool) -> boo
     usage) when its reader finishes it. Never raises.
     """
     try:
-        if usage is None and type(value) not in _PLAIN_RESULTS:
+        kind = type(value)
+        probed = kind is dict or (kind not in _PLAIN_RESULTS and may_be_response(value))
+        if usage is None and probed:
             usage = usage_from_response(value)
         if (
             usage is None
-            and type(value) not in _PLAIN_RESULTS
+            and probed
             and is_stream(value)
             and watch_stream(value, functools.partial(_stream_ended, span))
         ):
@@ -149,9 +162,36 @@ def record_result(span: Span, value: Any, usage: Usage | None, llm: bool) -> boo
             if llm:
                 _record_messages(span, output_message_attributes(value))
         span.set_status(_OK)
-    except Exception:
+    except BaseException:
         contained("the result")
     return False
+
+
+# Packages whose objects may be LLM responses or streams (or proxies of them, wrapt's).
+_RESPONSE_PACKAGES: Final = frozenset(
+    {"openai", "anthropic", "google", "mistralai", "cohere", "litellm", "groq", "wrapt"}
+)
+
+
+def may_be_response(value: Any) -> bool:
+    """Whether a result may carry LLM usage, decided without running any of its code.
+
+    A mapping; an object of a known LLM package (or a wrapt proxy of one); or
+    an object whose class or instance ``__dict__`` declares ``usage`` /
+    ``usage_metadata``. Anything else (a lazy proxy, a user object) is never
+    probed: reading an attribute it lacks can run its ``__getattr__``.
+    """
+    kind = type(value)
+    if kind is dict or issubclass(kind, Mapping):
+        return True
+    if from_packages(kind, _RESPONSE_PACKAGES):
+        return True
+    found = instance_dict(value)
+    if found is not None and ("usage" in found or "usage_metadata" in found):
+        return True
+    return defining_class(kind, "usage") is not None or (
+        defining_class(kind, "usage_metadata") is not None
+    )
 
 
 def _stream_ended(
@@ -178,7 +218,7 @@ def _stream_ended(
         else:
             span.set_status(_OK)
         span.end()
-    except Exception:
+    except BaseException:
         contained("a stream's end")
 
 
@@ -195,7 +235,9 @@ def _encoded(attributes: dict[str, Any], limits: Limits | None = None) -> dict[s
     return {k: encode_attribute(v, limits, arrays=False) for k, v in attributes.items()}
 
 
-def record_error(span: Span, exc: BaseException, reprs: Reprs | None = None) -> None:
+def record_error(
+    span: Span, exc: BaseException, reprs: Reprs | None = None, below: Below | None = None
+) -> FrameText | None:
     """Mark ``span`` failed: status ERROR ``Type: message``, ``error.type``, an exception event.
 
     Message and traceback are bounded whatever the exception carries, scrubbed
@@ -203,8 +245,11 @@ def record_error(span: Span, exc: BaseException, reprs: Reprs | None = None) -> 
     raising frame is on the event (``code.file.path`` / ``code.line.number`` /
     ``code.function.name``) and on the span as ``flow_xray.error.location``.
     ``reprs`` is the call's repr cache (an argument in the exception is not
-    repr'd again).
+    repr'd again). `below` finds the frames an inner traced call already
+    formatted (see `frame_text`); the frames formatted here are returned, for
+    the calls further out, or None.
     """
+    frames: FrameText | None = None
     try:
         limits = get_limits()
         type_name = writable(type(exc).__qualname__)
@@ -212,23 +257,23 @@ def record_error(span: Span, exc: BaseException, reprs: Reprs | None = None) -> 
         try:
             raw = exception_message(exc, limits, _MAX_MESSAGE_BYTES, reprs)
             message = encode_text(raw, _MAX_MESSAGE_BYTES, limits)
-        except Exception:
+        except BaseException:
             message = encode_text(safe_repr(exc, _MAX_MESSAGE_BYTES), _MAX_MESSAGE_BYTES, limits)
         full_type = writable(qualified_type(exc))
         try:
-            stack = format_exception(exc, limits, _MAX_MESSAGE_BYTES, reprs, raw)
-        except Exception:
+            stack, frames = exception_text(exc, limits, _MAX_MESSAGE_BYTES, reprs, raw, below)
+        except BaseException:
             stack = f"{full_type}: {message}"
         if len(stack) > _MAX_TRACEBACK_BYTES:  # keep the end: the raising frame and the message
             stack = f"{CUT}\n" + stack[-_MAX_TRACEBACK_BYTES:]
-        stack = encode_text(stack, _MAX_TRACEBACK_BYTES + 64, limits)
+        stack = cap_text(stack, _MAX_TRACEBACK_BYTES + 64)  # scrubbed piece by piece already
         event: dict[str, Any] = {
             attr.EXCEPTION_TYPE: full_type,
             attr.EXCEPTION_MESSAGE: message,
             attr.EXCEPTION_STACKTRACE: stack,
             attr.EXCEPTION_ESCAPED: True,
         }
-        site = raise_site(exc)
+        site = frames.site if frames is not None else None
         if site is not None:
             path = writable(site.path)
             event.update(
@@ -244,8 +289,9 @@ def record_error(span: Span, exc: BaseException, reprs: Reprs | None = None) -> 
         span.set_status(
             Status(StatusCode.ERROR, f"{type_name}: {message}" if message else type_name)
         )
-    except Exception:
+    except BaseException:
         contained("an exception")
+    return frames
 
 
 def is_failure(exc: BaseException) -> bool:
@@ -290,7 +336,7 @@ def record_stopped(span: Span, exc: BaseException, outcome: str) -> None:
         try:
             raw = exception_message(exc, limits, _MAX_MESSAGE_BYTES)
             message = encode_text(raw, _MAX_MESSAGE_BYTES, limits)
-        except Exception:
+        except BaseException:
             message = encode_text(safe_repr(exc, _MAX_MESSAGE_BYTES), _MAX_MESSAGE_BYTES, limits)
         span.set_attributes({attr.OUTCOME: outcome, attr.INCOMPLETE: True})
         span.add_event(
@@ -301,7 +347,7 @@ def record_stopped(span: Span, exc: BaseException, outcome: str) -> None:
                 attr.EXCEPTION_ESCAPED: True,
             },
         )
-    except Exception:
+    except BaseException:
         contained("a cancellation")
 
 
@@ -331,7 +377,7 @@ def input_attributes(
         out = {attr.INPUT_VALUE: text, attr.INPUT_MIME_TYPE: attr.MIME_JSON}
         if llm:
             out.update(_encoded(input_message_attributes(arguments), limits))
-    except Exception:
+    except BaseException:
         contained("inputs")
         return None
     return out
@@ -350,5 +396,5 @@ def record_output(
         budget = max(256, min(limits.max_value_bytes, limits.max_span_bytes - used))
         text, mime = encode_output(value, limits, budget, reprs)
         span.set_attributes({attr.OUTPUT_VALUE: text, attr.OUTPUT_MIME_TYPE: mime})
-    except Exception:
+    except BaseException:
         contained("output")

@@ -6,8 +6,11 @@ hundreds of megabytes; captured, it must cost about what a small value does.
 
 from __future__ import annotations
 
+import argparse
 import array
 import collections
+import functools
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +41,42 @@ class WithAsDict:
         return {f"field_{i}": i for i in range(self.size)}
 
 
+class SlowLazy:
+    """A Django-style lazy object: reading its ``__class__`` (what ``isinstance`` does) or any
+    attribute runs its query (a second here)."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        time.sleep(1.0)
+        return dict
+
+    def __getattr__(self, name: str) -> Any:
+        time.sleep(1.0)
+        raise AttributeError(name)
+
+    def __repr__(self) -> str:
+        return "<SlowLazy: not evaluated>"
+
+
+class BlockingAsDict:
+    """Not a namedtuple, yet with an ``_asdict()`` that blocks for 30 s."""
+
+    def _asdict(self) -> dict[str, Any]:
+        time.sleep(30)
+        return {}
+
+
+class UserOrdered:
+    """A user object with a comparison that does some work (as a real ``__lt__`` may)."""
+
+    def __init__(self, key: int) -> None:
+        self.key = key
+
+    def __lt__(self, other: UserOrdered) -> bool:
+        time.sleep(0.0001)
+        return self.key < other.key
+
+
 class HugeArgsError(Exception):
     """An exception carrying 50 MB of bytes in its args."""
 
@@ -58,6 +97,9 @@ WORST_ERRORS: dict[str, Callable[[], BaseException]] = {
     "OSError(2, msg, 50 MB path)": lambda: OSError(2, "No such file", "p" * 50_000_000),
     "custom __str__ (50 MB bytes)": lambda: CustomStrError(bytes(50_000_000)),
     "custom __str__ (list of 1M)": lambda: CustomStrError(list(range(1_000_000))),
+    "UnicodeDecodeError on 50 MB": lambda: UnicodeDecodeError(
+        "utf-8", b"\xff" * 50_000_000, 0, 1, "invalid start byte"
+    ),
 }
 
 
@@ -99,7 +141,19 @@ WORST: dict[str, Callable[[], Any]] = {
     ),
     "DataFrame-like (duck-typed)": FakeFrame,
     "exception holding 50 MB": lambda: HugeArgsError(bytes(50_000_000)),
+    "functools.partial over 2M items": lambda: functools.partial(print, _BIG, key=_BIG),
+    "argparse.Namespace over 2M items": lambda: argparse.Namespace(
+        a=_BIG, b=dict.fromkeys(range(300_000))
+    ),
+    "ChainMap of 2 x 500k": lambda: collections.ChainMap(
+        dict.fromkeys(range(500_000), 1), dict.fromkeys(range(500_000, 1_000_000), 2)
+    ),
+    "set of 4,000 user-ordered objects": lambda: {UserOrdered(i) for i in range(4000)},
+    "lazy object (its query takes 1 s)": SlowLazy,
+    "_asdict() that blocks 30 s (not a namedtuple)": BlockingAsDict,
 }
+
+_BIG: list[int] = list(range(2_000_000))
 
 
 def _nested(depth: int) -> list[Any]:

@@ -90,22 +90,30 @@ def test_dataclasses_become_objects_without_copying() -> None:
     assert out["lock"].startswith("<unlocked _thread.lock object")
 
 
-def test_model_dump_objects_become_objects() -> None:
-    """An object with model_dump() (pydantic style) is written as what it dumps."""
+def test_pydantic_models_become_objects() -> None:
+    """A real pydantic model is written as its fields, read without calling model_dump()."""
+    import pydantic
+
+    class Model(pydantic.BaseModel):
+        a: int
+        when: datetime.date
+
+        def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+            raise AssertionError("model_dump() must not run")
+
+    assert to_jsonable(Model(a=1, when=datetime.date(2024, 1, 2)), DEFAULT) == {
+        "a": 1,
+        "when": "2024-01-02",
+    }
+
+
+def test_a_model_dump_of_an_unknown_type_never_runs() -> None:
+    """An object merely having model_dump() is not a record: its repr is used, the method
+    never called."""
 
     class Model:
         def model_dump(self) -> dict[str, Any]:
-            return {"a": 1, "when": datetime.date(2024, 1, 2)}
-
-    assert to_jsonable(Model(), DEFAULT) == {"a": 1, "when": "2024-01-02"}
-
-
-def test_failing_model_dump_falls_back_to_repr() -> None:
-    """A model_dump() that raises does not break capture: the repr is used."""
-
-    class Model:
-        def model_dump(self) -> dict[str, Any]:
-            raise RuntimeError("boom")
+            raise AssertionError("model_dump() must not run")
 
         def __repr__(self) -> str:
             return "Model(?)"

@@ -147,11 +147,14 @@ def _share(sizes: Iterable[int], room: int) -> int:
 
 
 def _is_messages(value: Any) -> bool:
-    """Whether an argument is a chat conversation: a list of ``{"role": str, ...}`` messages."""
+    """Whether an argument is a chat conversation: a list of ``{"role": str, ...}`` dicts.
+
+    Read by exact type: ``isinstance`` would consult a user object's ``__class__`` (a lazy
+    object evaluates itself there) and a user mapping's ``get`` would run its code."""
     return (
         type(value) in (list, tuple)
         and 0 < len(value) <= 4096
-        and all(isinstance(m, Mapping) and isinstance(m.get("role"), str) for m in value)
+        and all(type(m) is dict and type(m.get("role")) is str for m in value)
     )
 
 

@@ -138,7 +138,7 @@ FX.TraceApp = (function () {
     const t = this._totals();
     const ov = this.ov;
     const firstOf = function (list) { return Array.isArray(list) && list.length ? list[0] : -1; };
-    U.chip(top.chips, U.fmtInt(t.nodes || 0), t.nodes === 1 ? "node" : "nodes");
+    U.chip(top.chips, U.fmtInt(t.nodes || 0), t.nodes === 1 ? "call" : "calls");
     this._chipGoes(U.chip(top.chips, U.fmtMs(t.wall_time_ms), "wall time", "fx-chip-slow"), "slow", firstOf(ov.self_time),
       "The call with the most time of its own");
     this._errorChips(top.chips, t);

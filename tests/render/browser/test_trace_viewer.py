@@ -57,7 +57,7 @@ def test_header_shows_totals(agent: Loaded) -> None:
     """The header shows node count, wall time, failures, tokens and cost; the failed tool was
     handled by its caller (the run went on), so it is counted as handled, not as an error."""
     chips = agent.page.locator(".fx-chips").inner_text().split()
-    assert " ".join(chips) == "9 nodes 2.92 s wall time 1 handled 2,442 tokens $0.0071 est. cost"
+    assert " ".join(chips) == "9 calls 2.92 s wall time 1 handled 2,442 tokens $0.0071 est. cost"
 
 
 def test_hostile_text_is_shown_literally_and_runs_nothing(open_page: OpenPage) -> None:
@@ -202,7 +202,7 @@ def test_ten_thousand_nodes_become_interactive(open_page: OpenPage) -> None:
 def test_hundred_thousand_nodes_open(open_page: OpenPage) -> None:
     """A 100k-node trace still opens; the header counts every node."""
     loaded = open_page(trace_to_html(wide_trace(100_000)), "wide100k", timeout_ms=120_000)
-    assert loaded.page.locator(".fx-chip").first.inner_text().split() == ["100,000", "nodes"]
+    assert loaded.page.locator(".fx-chip").first.inner_text().split() == ["100,000", "calls"]
     assert loaded.console_errors == []
 
 
@@ -232,7 +232,7 @@ def test_a_captured_hundred_thousand_call_page_opens_scrolls_and_shows_details(
     html = result.to_html()
     assert len(html.encode("utf-8")) < 12_000_000
     loaded = open_page(html, "captured100k", timeout_ms=120_000)
-    assert loaded.page.locator(".fx-chip").first.inner_text().split() == ["100,001", "nodes"]
+    assert loaded.page.locator(".fx-chip").first.inner_text().split() == ["100,001", "calls"]
     loaded.page.locator(".fx-rows").hover()
     loaded.page.keyboard.press("Home")
     loaded.page.keyboard.press("ArrowRight")  # expand the root: its 1,000 stages

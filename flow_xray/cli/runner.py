@@ -122,10 +122,10 @@ def resolve_module(name: str, args: Sequence[str] = (), roots: Sequence[str] = (
         ScriptError: the module cannot be found, has no source file or does not compile.
     """
     found_in: tuple[str, ...] = ()
-    with _path_first(os.getcwd()):
+    with _path_at(0, os.getcwd()):
         spec = _find_module(name)
     for root in roots if spec is None else ():
-        with _path_first(os.getcwd()), _path_second(root):
+        with _path_at(0, os.getcwd()), _path_at(1, root):
             spec = _find_module(name)
         if spec is not None:
             found_in = (root,)
@@ -149,19 +149,6 @@ def _find_module(name: str) -> importlib.machinery.ModuleSpec | None:
         if spec is None:
             raise ScriptError(f"{name} is a package and cannot be run: no {name}.__main__")
     return spec
-
-
-@contextmanager
-def _path_second(folder: str) -> Iterator[None]:
-    """Put ``folder`` second on ``sys.path`` (after the first entry) for the block."""
-    original = sys.path
-    saved = list(original)
-    sys.path.insert(1, folder)
-    try:
-        yield
-    finally:
-        sys.path = original
-        sys.path[:] = saved
 
 
 def run_target(
@@ -279,7 +266,7 @@ def _execute(target: Target, run_name: str = "__main__") -> dict[str, Any]:
     sys.argv = [target.name if target.kind == "script" else target.path, *target.args]
     tracer, profiler = sys.gettrace(), sys.getprofile()
     try:
-        with _path_first(folder):
+        with _path_at(0, folder):
             sys.path[1:1] = target.roots
             try:
                 if target.kind == "module":
@@ -369,11 +356,12 @@ def _script_folder(path: str) -> str:
 
 
 @contextmanager
-def _path_first(folder: str) -> Iterator[None]:
-    """Put ``folder`` first on ``sys.path`` for the block; restore the original list after."""
+def _path_at(position: int, folder: str) -> Iterator[None]:
+    """Put ``folder`` at ``position`` on ``sys.path`` for the block; restore the original
+    list after."""
     original = sys.path
     saved = list(original)
-    sys.path.insert(0, folder)
+    sys.path.insert(position, folder)
     try:
         yield
     finally:

@@ -19,6 +19,8 @@ The first table is recording the calls:
   viztracer: ``save()`` of its JSON file;
 - peak: the process's peak RSS after building, above its RSS after imports
   (target for 1M: <= 600 MB), and the same after ``to_html``;
+- full GCs: the generation-2 garbage collections the process ran while
+  recording (and building), each a walk over every live object;
 - ``to_html``: time and page size (SPEC section 7: 100k calls <= 1.5 s, <= 12 MB).
 
 Contestants: the plain functions; flow-xray; the bare OpenTelemetry SDK keeping
@@ -48,7 +50,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from machine import load_average, peak_rss_mb, reset_peak_rss, run_measured, window_peak_rss_mb
+from machine import (
+    full_collections,
+    load_average,
+    peak_rss_mb,
+    reset_peak_rss,
+    run_measured,
+    window_peak_rss_mb,
+)
 
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 LEAVES = 99
@@ -101,11 +110,13 @@ def child_flow_xray(size: int, html: bool, path: str) -> dict[str, Any]:
     with trace.capture():  # warm-up: loads the SDK side and the processor
         _workload(trace)(201, LEAVES)
     base = peak_rss_mb()
+    collections = full_collections()
     started = time.process_time()
     with trace.capture() as result:
         pipeline(size, LEAVES)
         captured = time.process_time()
     built = time.process_time()
+    collections = full_collections() - collections
     peak = peak_rss_mb()
     nodes = len(result)
     out: dict[str, Any] = {
@@ -113,6 +124,7 @@ def child_flow_xray(size: int, html: bool, path: str) -> dict[str, Any]:
         "capture_s": captured - started,
         "build_s": built - captured,
         "peak_mb": peak - base,
+        "full_gcs": collections,
     }
     if html:
         started = time.process_time()
@@ -178,6 +190,7 @@ def child_sdk(size: int) -> dict[str, Any]:
     exporter.clear()
     pipeline = _workload(wrap)
     base = peak_rss_mb()
+    collections = full_collections()
     started = time.process_time()
     pipeline(size, LEAVES)
     captured = time.process_time()
@@ -185,6 +198,7 @@ def child_sdk(size: int) -> dict[str, Any]:
         "calls": len(exporter.get_finished_spans()),
         "capture_s": captured - started,
         "peak_mb": peak_rss_mb() - base,
+        "full_gcs": full_collections() - collections,
     }
 
 
@@ -200,6 +214,7 @@ def child_viztracer(size: int, with_args: bool, path: str) -> dict[str, Any]:
         verbose=0,
     )
     base = peak_rss_mb()
+    collections = full_collections()
     started = time.process_time()
     tracer.start()
     pipeline(size, LEAVES)
@@ -209,6 +224,7 @@ def child_viztracer(size: int, with_args: bool, path: str) -> dict[str, Any]:
         "calls": _calls(size),
         "capture_s": captured - started,
         "peak_mb": peak_rss_mb() - base,
+        "full_gcs": full_collections() - collections,
     }
     out.update(_saved(lambda: tracer.save(path, verbose=0), path, _calls(size)))
     out["build_s"] = out["save_s"]
@@ -255,7 +271,7 @@ def _fmt(value: float | None, spec: str) -> str:
 
 CAPTURE_HEADER = (
     f"{'calls':>9} {'tool':<15} {'capture s':>9} {'us/call':>8} {'build s':>8} "
-    f"{'peak MB':>8} {'html s':>7} {'MB out':>7} {'peak+html MB':>12}"
+    f"{'peak MB':>8} {'full GCs':>8} {'html s':>7} {'MB out':>7} {'peak+html MB':>12}"
 )
 FILES_HEADER = (
     f"{'calls':>9} {'tool':<15} {'save s':>7} {'file MB':>8} {'B/call':>7} "
@@ -269,7 +285,8 @@ def _capture_row(tool: str, out: dict[str, Any]) -> str:
     return (
         f"{calls:>9,} {tool:<15} {out['capture_s']:>9.2f} "
         f"{out['capture_s'] / calls * 1e6:>8.2f} {_fmt(out.get('build_s'), '8.2f')} "
-        f"{_fmt(out.get('peak_mb'), '8.0f')} {_fmt(out.get('html_s'), '7.2f')} "
+        f"{_fmt(out.get('peak_mb'), '8.0f')} {_fmt(out.get('full_gcs'), '8.0f')} "
+        f"{_fmt(out.get('html_s'), '7.2f')} "
         f"{_fmt(out.get('html_mb'), '7.1f')} {_fmt(out.get('peak_html_mb'), '12.0f')}"
     )
 
@@ -287,13 +304,17 @@ def _files_row(tool: str, out: dict[str, Any]) -> str:
 def _open_file(out: dict[str, Any], size: int, path: str, folder: str) -> None:
     """Add ``load`` (a fresh process) and ``flow-xray view`` (the CLI) of the saved file."""
     loaded = run_child("load", size, False, path)
-    if loaded is not None and loaded["calls"] == out["calls"]:
+    if loaded is not None and loaded["calls"] != out["calls"]:
+        print(f"load {size}: read back {loaded['calls']:,} calls", file=sys.stderr)
+    elif loaded is not None:
         out.update(loaded)
     view = run_measured(
         [sys.executable, "-m", "flow_xray", "view", path, "--html", os.path.join(folder, "v.html")]
     )
     if view.code == 0:
         out.update(view_cpu_s=view.cpu_s, view_wall_s=view.wall_s, view_peak_mb=view.peak_mb)
+    else:
+        print(f"flow-xray view {size}: exit code {view.code}", file=sys.stderr)
 
 
 def run_size(size: int, tools: list[str], html: bool) -> list[str]:

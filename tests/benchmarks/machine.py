@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import resource
 import subprocess
@@ -15,6 +16,11 @@ def load_average() -> str:
     """The machine's 1/5/15-minute load averages, as printed beside a run's figures."""
     one, five, fifteen = os.getloadavg()
     return f"{one:.2f} {five:.2f} {fifteen:.2f} ({os.cpu_count()} CPUs)"
+
+
+def full_collections() -> int:
+    """How many generation-2 (full) garbage collections this process has run so far."""
+    return int(gc.get_stats()[2]["collections"])
 
 
 def peak_rss_mb() -> float:

@@ -1,6 +1,7 @@
 """Tracing-core benchmark: per-call cost side by side with the bare SDK and with peers.
 
-Run: ``python tests/benchmarks/bench_trace.py [--rounds N] [--calls N]``.
+Run: ``python tests/benchmarks/bench_trace.py [--rounds N] [--calls N] [--no-peers]
+[--no-viztracer]``; the machine's load average is printed at the start and the end.
 
 Every contestant runs the same function, for a small payload (two short
 arguments, a small dict back), a 1 KB payload (a 1 KB string in, a dict holding
@@ -30,7 +31,13 @@ then the per-round ratios to B measured in the same round: median [min-max]:
   ``@workflow``), OpenInference (``@tracer.chain``), Logfire
   (``@logfire.instrument``, ``send_to_logfire=False``), Langfuse (``@observe``,
   spans kept in memory, no network) and MLflow (``@mlflow.trace``, local store).
-  Each exports to an in-memory exporter where the peer allows it.
+  Each exports to an in-memory exporter where the peer allows it;
+- viztracer, when installed (its C tracer records every Python call while it
+  runs; the contestant is the plain function called under a started tracer):
+  without arguments (``VizTracer()``) and with them
+  (``VizTracer(log_func_args=True, log_func_retval=True)``, which keeps the
+  ``repr`` of each argument and of the result). ``--no-peers`` keeps it;
+  ``--no-viztracer`` drops it.
 
 It also prints the cost ``@trace`` adds when nothing collects spans (target
 <= 1 us per call, SPEC section 7): no provider at all, before any capture and
@@ -57,6 +64,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from machine import load_average
 from opentelemetry import trace as trace_api
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -221,6 +229,38 @@ def _langfuse(label: str) -> Contestant:
     return Contestant(label, observe(), clear=clear)
 
 
+def viztracers(calls: int) -> tuple[list[Contestant], list[str]]:
+    """viztracer without and with arguments and results, or why it is missing."""
+    try:
+        from viztracer import VizTracer
+    except ImportError as exc:
+        return [], [f"viztracer (not installed: {exc.name})"]
+    found = []
+    for label, with_args in (("viztracer, no args", False), ("viztracer, with args", True)):
+        tracer = VizTracer(
+            tracer_entries=4 * calls + 10_000,  # a ring buffer: a round never wraps it
+            ignore_c_function=True,
+            log_func_args=with_args,
+            log_func_retval=with_args,
+            register_global=False,
+            verbose=0,
+        )
+        found.append(
+            Contestant(label, lambda func: func, functools.partial(_running, tracer), tracer.clear)
+        )
+    return found, []
+
+
+@contextlib.contextmanager
+def _running(tracer: Any) -> Iterator[None]:
+    """viztracer recording every Python call made in the block."""
+    tracer.start()
+    try:
+        yield
+    finally:
+        tracer.stop()
+
+
 def _mlflow(label: str) -> Contestant:
     import mlflow
 
@@ -271,11 +311,17 @@ def _ns_row(label: str, figures: tuple[float, float, float]) -> tuple[str, str]:
 
 
 def bench_ratios(
-    rounds: int, calls: int, with_peers: bool = True
+    rounds: int, calls: int, with_peers: bool = True, with_viztracer: bool = True
 ) -> tuple[list[tuple[str, str]], list[str]]:
     """Every contestant as a ratio to B, per payload, over interleaved rounds."""
     # First: some peers install a global provider of their own.
     contestants, missing = peers() if with_peers else ([], ["peers (--no-peers)"])
+    if with_viztracer:
+        tracers, absent = viztracers(calls)
+        contestants += tracers
+        missing += absent
+    else:
+        missing.append("viztracer (--no-viztracer)")
 
     export_b = InMemorySpanExporter()
     tracer_b = _memory_provider(export_b).get_tracer("bench")
@@ -402,20 +448,26 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds")
     parser.add_argument("--calls", type=int, default=2000, help="calls per contestant per round")
-    parser.add_argument("--no-peers", action="store_true", help="flow-xray and the bare SDK only")
+    parser.add_argument(
+        "--no-peers", action="store_true", help="no peers' decorators (viztracer stays)"
+    )
+    parser.add_argument("--no-viztracer", action="store_true", help="no viztracer rows")
     options = parser.parse_args(argv)
     print(
-        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs; median [min-max] over "
-        f"{options.rounds} rounds of {options.calls} calls",
+        f"Python {sys.version.split()[0]}; median [min-max] over {options.rounds} rounds of "
+        f"{options.calls} calls; load average at start: {load_average()}",
         flush=True,
     )
     with _quiet():
         rows = bench_untraced(min(options.rounds, 7))
-        ratio_rows, missing = bench_ratios(options.rounds, options.calls, not options.no_peers)
+        ratio_rows, missing = bench_ratios(
+            options.rounds, options.calls, not options.no_peers, not options.no_viztracer
+        )
         rows += bench_close(min(options.rounds, 5))
     print_table(rows + ratio_rows)
     for line in missing:
         print(f"skipped: {line}")
+    print(f"load average at end: {load_average()}")
 
 
 if __name__ == "__main__":

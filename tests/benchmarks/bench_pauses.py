@@ -35,11 +35,12 @@ import gc
 import itertools
 import json
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 from typing import Any
+
+from machine import run_json_child
 
 TOOLS = ("plain", "SDK", "flow-xray")
 
@@ -130,11 +131,7 @@ def run_child(tool: str, calls: int, collector: bool) -> dict[str, Any] | None:
     command = [sys.executable, __file__, "--child", tool, "--calls", str(calls)]
     if not collector:
         command.append("--gc-off")
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        print(f"{tool}: failed\n{done.stderr[-2000:]}", file=sys.stderr)
-        return None
-    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    return run_json_child(command, tool)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -43,7 +43,6 @@ import argparse
 import functools
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -55,6 +54,7 @@ from machine import (
     load_average,
     peak_rss_mb,
     reset_peak_rss,
+    run_json_child,
     run_measured,
     window_peak_rss_mb,
 )
@@ -243,11 +243,7 @@ def run_child(tool: str, size: int, html: bool, path: str) -> dict[str, Any] | N
     command = [sys.executable, __file__, "--child", tool, str(size), "--path", path]
     if not html:
         command.append("--no-html")
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        print(f"{tool} {size}: failed\n{done.stderr[-2000:]}", file=sys.stderr)
-        return None
-    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    return run_json_child(command, f"{tool} {size}")
 
 
 def child_main(tool: str, size: int, html: bool, path: str) -> dict[str, Any]:

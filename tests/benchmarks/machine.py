@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import json
 import os
 import resource
 import subprocess
@@ -10,6 +11,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 def load_average() -> str:
@@ -87,3 +89,13 @@ def run_measured(command: Sequence[str]) -> ChildRun:
         cpu_s=usage.ru_utime + usage.ru_stime,
         peak_mb=usage.ru_maxrss / 1024,
     )
+
+
+def run_json_child(command: Sequence[str], label: str) -> dict[str, Any] | None:
+    """Run a benchmark's child process; the JSON object on its last output line, or None
+    (with its stderr's tail printed under ``label``) when it failed."""
+    done = subprocess.run(list(command), capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        print(f"{label}: failed\n{done.stderr[-2000:]}", file=sys.stderr)
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]

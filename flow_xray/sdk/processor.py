@@ -32,6 +32,7 @@ from flow_xray import attributes as attr
 from flow_xray.llm.requests import REPORT_KEYS, report_from_attributes
 from flow_xray.runtime import captures, patches, tracer, usage
 from flow_xray.runtime.sdk_state import COLLECTING
+from flow_xray.sdk.local import LocalProvider, local_recording_allowed
 from flow_xray.sdk.rows import row_record, to_row
 from flow_xray.tree.spans import SpanStore
 
@@ -141,8 +142,9 @@ _INCOMPLETE: Final = MappingProxyType({attr.INCOMPLETE: True})
 
 def _pass_usage_up(span: ReadableSpan) -> None:
     """Report which LLM usage this span and those inside it carried (`flow_xray.runtime.usage`)."""
-    bounded = getattr(span, "_attributes", None)
-    attributes = getattr(bounded, "_dict", None)
+    attributes = getattr(span, "_attributes", None)  # a local span's plain dict
+    if type(attributes) is not dict:
+        attributes = getattr(attributes, "_dict", None)  # the SDK's BoundedAttributes
     if type(attributes) is not dict:
         attributes = span.attributes
     if not attributes or REPORT_KEYS.isdisjoint(attributes):
@@ -317,7 +319,8 @@ def ensure_collecting() -> None:
 
     The provider in use gets it (`flow_xray.runtime.tracer.provider_in_use`);
     with no SDK provider global, the private provider (made here once, never
-    global) serves captures, proxy tracers included.
+    global) serves captures, proxy tracers included: the local recorder
+    (`flow_xray.sdk.local`), or an SDK provider where that is not allowed.
     """
     provider, private = tracer.provider_in_use()
     if not private and attach(provider):
@@ -325,8 +328,11 @@ def ensure_collecting() -> None:
     with COLLECTING.lock:
         provider = tracer.private_provider()
         if provider is None:
-            provider = TracerProvider()
-            attach(provider)
+            if local_recording_allowed():
+                provider = LocalProvider(get_processor())
+            else:
+                provider = TracerProvider()
+                attach(provider)
         tracer.set_private_provider(provider)  # (again after shutdown: the proxy patch comes back)
 
 

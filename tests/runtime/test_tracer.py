@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from opentelemetry import trace as trace_api
@@ -9,16 +10,19 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from flow_xray import trace
 from flow_xray.runtime import tracer
+from flow_xray.sdk.local import RECORDER_ENV, LocalProvider
 
 
 def test_with_no_global_provider_the_private_one_is_in_use(
     otel_globals: Callable[[], None],
 ) -> None:
-    """No provider set globally: the private provider (once a capture made it), marked private."""
+    """No provider set globally: the private provider (once a capture made it), marked private:
+    the local recorder, or an SDK provider under ``FLOW_XRAY_RECORDER=sdk``."""
     with trace.capture():
         provider, private = tracer.provider_in_use()
     assert private and provider is tracer.private_provider() and provider is not None
-    assert isinstance(provider, TracerProvider)
+    expected = TracerProvider if os.environ.get(RECORDER_ENV) == "sdk" else LocalProvider
+    assert type(provider) is expected
 
 
 def test_a_global_provider_is_the_one_in_use(otel_globals: Callable[[], None]) -> None:

@@ -1,0 +1,387 @@
+"""The local recorder behaves as the OpenTelemetry SDK does, span for span.
+
+Every test drives the same OpenTelemetry API calls through the real SDK
+(`TracerProvider` -> in-memory exporter) and through `LocalProvider`, then
+compares what each span holds as plain data. The SDK is the reference:
+what the recorder must reproduce is whatever it does, odd values included.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from opentelemetry import context as context_api, trace as trace_api
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode, TraceFlags
+
+from flow_xray import trace
+from flow_xray.runtime import tracer as runtime_tracer
+from flow_xray.sdk.local import LocalProvider, LocalSpan, local_recording_allowed
+from flow_xray.sdk.processor import attach, get_processor
+
+Drive = Callable[[trace_api.Tracer], None]
+
+
+class _Ended:
+    """Stands in for the collecting processor: keeps the spans the recorder ends."""
+
+    def __init__(self) -> None:
+        self.started: list[Any] = []
+        self.ended: list[Any] = []
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        self.started.append(span)
+
+    def on_end(self, span: Any) -> None:
+        self.ended.append(span)
+
+
+def _plain(span: ReadableSpan | LocalSpan) -> dict[str, Any]:
+    """What a span says, without its random ids and clock times."""
+    parent = span.parent
+    return {
+        "name": span.name,
+        "kind": span.kind.name,
+        "attributes": list(dict(span.attributes or {}).items()),
+        "events": [(e.name, list(dict(e.attributes or {}).items())) for e in span.events],
+        "links": [list(dict(link.attributes or {}).items()) for link in span.links],
+        "status": (span.status.status_code.name, span.status.description),
+        "has_parent": parent is not None,
+        "scope": span.instrumentation_scope.name if span.instrumentation_scope else None,
+        "ended": span.end_time is not None,
+    }
+
+
+def _both(drive: Drive) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The ended spans of ``drive`` on the SDK and on the local recorder, as plain data."""
+    exporter = InMemorySpanExporter()
+    sdk = TracerProvider()
+    sdk.add_span_processor(SimpleSpanProcessor(exporter))
+    drive(sdk.get_tracer("bench.lib", "1.0"))
+    kept = _Ended()
+    drive(LocalProvider(kept).get_tracer("bench.lib", "1.0"))  # type: ignore[arg-type]
+    sdk.shutdown()
+    return [_plain(s) for s in exporter.get_finished_spans()], [_plain(s) for s in kept.ended]
+
+
+class _Shown:
+    def __str__(self) -> str:
+        return "shown"
+
+
+ODD_VALUES: list[tuple[str, Any]] = [
+    ("list of ints", [1, 2, 3]),
+    ("mixed list", [1, "a", 2.5]),
+    ("None", None),
+    ("bytes", b"\x00raw"),
+    ("dict", {"a": 1, "b": [1, 2]}),
+    ("object with __str__", _Shown()),
+    ("object without __str__", object()),
+    ("nested list", [[1, 2], ["x"]]),
+    ("tuple", ("a", "b")),
+    ("empty list", []),
+    ("bool", True),
+    ("huge int", 2**70),
+]
+
+
+@pytest.mark.parametrize(("label", "value"), ODD_VALUES, ids=[label for label, _ in ODD_VALUES])
+def test_an_attribute_value_of_any_type_is_kept_as_the_sdk_keeps_it(label: str, value: Any) -> None:
+    """set_attribute, set_attributes and start_span's attributes store what the SDK stores."""
+
+    def drive(tracer: trace_api.Tracer) -> None:
+        span = tracer.start_span("s", attributes={"at.start": value, "plain": "x"})
+        span.set_attribute("one", value)
+        span.set_attributes({"many": value, "after": 1})
+        span.end()
+
+    sdk, local = _both(drive)
+    assert local == sdk
+
+
+def test_bad_keys_are_dropped_as_the_sdk_drops_them() -> None:
+    """An empty key or a key that is not text: the SDK's outcome, whatever it is."""
+
+    def drive(tracer: trace_api.Tracer) -> None:
+        span = tracer.start_span("s")
+        span.set_attribute("", "empty")
+        span.set_attributes({"ok": 1, 7: "number key", "": "again"})  # type: ignore[dict-item]
+        span.end()
+
+    logging.disable(logging.WARNING)
+    try:
+        sdk, local = _both(drive)
+    finally:
+        logging.disable(logging.NOTSET)
+    assert local == sdk
+
+
+def test_a_key_set_again_moves_last_as_in_the_sdk() -> None:
+    """Attribute order (which an exporter writes) follows the SDK's: a re-set key moves last."""
+
+    def drive(tracer: trace_api.Tracer) -> None:
+        span = tracer.start_span("s", attributes={"a": 1, "b": 2, "c": 3})
+        span.set_attribute("a", 10)
+        span.set_attributes({"b": 20, "d": 4})
+        span.end()
+
+    sdk, local = _both(drive)
+    assert local == sdk
+    assert [key for key, _ in local[0]["attributes"]] == ["c", "a", "b", "d"]
+
+
+def test_the_sdk_limits_from_the_environment_apply(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT, value length and event limits: the oldest attributes
+    go first, long text is cut, as the SDK does with the same environment."""
+    monkeypatch.setenv("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "5")
+    monkeypatch.setenv("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "8")
+    monkeypatch.setenv("OTEL_SPAN_EVENT_COUNT_LIMIT", "2")
+
+    def drive(tracer: trace_api.Tracer) -> None:
+        span = tracer.start_span("s", attributes={f"k{i}": i for i in range(4)})
+        span.set_attributes({"long": "x" * 40, "k9": 9, "k10": ["abcdefghijkl", "ok"]})
+        for number in range(4):
+            span.add_event(f"e{number}", {"text": "y" * 20})
+        span.end()
+
+    logging.disable(logging.WARNING)
+    try:
+        sdk, local = _both(drive)
+    finally:
+        logging.disable(logging.NOTSET)
+    assert local == sdk
+    assert len(local[0]["attributes"]) == 5 and len(local[0]["events"]) == 2
+
+
+def test_status_rules_are_the_sdks() -> None:
+    """OK is final, UNSET is ignored, a description with a Status object is ignored."""
+
+    def drive(tracer: trace_api.Tracer) -> None:
+        first = tracer.start_span("unset ignored then error")
+        first.set_status(StatusCode.UNSET)
+        first.set_status(StatusCode.ERROR, "boom")
+        first.end()
+        second = tracer.start_span("ok is final")
+        second.set_status(Status(StatusCode.OK))
+        second.set_status(StatusCode.ERROR, "too late")
+        second.end()
+        third = tracer.start_span("status object")
+        logging.disable(logging.WARNING)
+        third.set_status(Status(StatusCode.ERROR, "kept"), "ignored")
+        logging.disable(logging.NOTSET)
+        third.end()
+
+    sdk, local = _both(drive)
+    assert local == sdk
+    assert [s["status"] for s in local] == [("ERROR", "boom"), ("OK", None), ("ERROR", "kept")]
+
+
+def test_nothing_changes_once_a_span_ended() -> None:
+    """Writes after end() are ignored (with the SDK's warning), and a second end() too."""
+
+    def drive(tracer: trace_api.Tracer) -> None:
+        span = tracer.start_span("s", attributes={"before": 1})
+        span.end()
+        span.set_attribute("after", 2)
+        span.add_event("late")
+        span.set_status(StatusCode.ERROR, "late")
+        span.update_name("renamed")
+        span.end()
+
+    logging.disable(logging.WARNING)
+    try:
+        sdk, local = _both(drive)
+    finally:
+        logging.disable(logging.NOTSET)
+    assert local == sdk and len(local) == 1
+
+
+def test_exceptions_are_recorded_as_the_sdk_records_them() -> None:
+    """record_exception and a span used as a context manager: the same event and status."""
+
+    def drive(tracer: trace_api.Tracer) -> None:
+        span = tracer.start_span("explicit")
+        try:
+            raise KeyError("missing")
+        except KeyError as exc:
+            span.record_exception(exc, {"extra": 1}, escaped=True)
+        span.end()
+        with pytest.raises(ValueError), tracer.start_span("as a with block"):
+            raise ValueError("bad value")
+        with pytest.raises(ValueError), tracer.start_as_current_span("current", end_on_exit=True):
+            raise ValueError("bad again")
+
+    sdk, local = _both(drive)
+
+    def without_stack(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for span in spans:  # the traceback holds the line numbers of this file's two runs
+            span["events"] = [
+                (name, [(k, v) for k, v in attrs if k != "exception.stacktrace"])
+                for name, attrs in span["events"]
+            ]
+        return spans
+
+    assert without_stack(local) == without_stack(sdk)
+    assert local[1]["status"] == ("ERROR", "ValueError: bad value")
+
+
+def test_links_and_kinds_and_renames_are_kept() -> None:
+    """Span kinds, links (with the SDK's validity rule) and update_name."""
+    linked = SpanContext(0x1234, 0x99, is_remote=True, trace_flags=TraceFlags(1))
+
+    def drive(tracer: trace_api.Tracer) -> None:
+        span = tracer.start_span(
+            "client",
+            kind=trace_api.SpanKind.CLIENT,
+            links=[trace_api.Link(linked, {"why": "batch"})],
+        )
+        span.add_link(linked, {"n": 2})
+        span.add_link(trace_api.INVALID_SPAN_CONTEXT)  # says nothing: not kept
+        span.update_name("client renamed")
+        span.end()
+
+    sdk, local = _both(drive)
+    assert local == sdk
+    assert local[0]["kind"] == "CLIENT" and len(local[0]["links"]) == 2
+
+
+def test_span_contexts_follow_the_sdks_default_sampler_and_ids() -> None:
+    """W3C ids; a child keeps its parent's trace id; a remote unsampled parent gives a
+    non-recording span nobody sees; a root is sampled with a random trace id."""
+    kept = _Ended()
+    tracer = LocalProvider(kept).get_tracer("t")  # type: ignore[arg-type]
+    sdk_tracer = TracerProvider().get_tracer("t")
+    root = tracer.start_span("root")
+    sdk_root = sdk_tracer.start_span("root")
+    context = root.get_span_context()
+    assert context.is_valid and not context.is_remote
+    assert context.trace_flags == sdk_root.get_span_context().trace_flags
+    child = tracer.start_span("child", trace_api.set_span_in_context(root))
+    assert child.get_span_context().trace_id == context.trace_id
+    assert child.parent.span_id == context.span_id  # type: ignore[attr-defined]
+    unsampled = SpanContext(0xABC, 0xDEF, is_remote=True, trace_flags=TraceFlags(0))
+    parent = trace_api.set_span_in_context(NonRecordingSpan(unsampled))
+    dropped = tracer.start_span("not sampled", parent)
+    sdk_dropped = sdk_tracer.start_span("not sampled", parent)
+    assert type(dropped) is type(sdk_dropped) is NonRecordingSpan
+    assert dropped.get_span_context().trace_id == 0xABC and not dropped.is_recording()
+    assert dropped.get_span_context().trace_flags == sdk_dropped.get_span_context().trace_flags
+    for span in (child, root):
+        span.end()
+    assert [s.name for s in kept.ended] == ["child", "root"]
+    assert [s.name for s in kept.started] == ["root", "child"]
+
+
+def test_the_sdk_disabled_gives_no_op_tracers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OTEL_SDK_DISABLED=true: the recorder's tracers record nothing, as the SDK's."""
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    tracer = LocalProvider(_Ended()).get_tracer("t")  # type: ignore[arg-type]
+    assert isinstance(tracer, trace_api.NoOpTracer)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "allowed"),
+    [
+        ("FLOW_XRAY_RECORDER", "sdk", False),
+        ("FLOW_XRAY_RECORDER", "local", True),
+        ("OTEL_TRACES_SAMPLER", "traceidratio", False),
+        ("OTEL_PYTHON_ID_GENERATOR", "xray", False),
+        ("OTEL_SERVICE_NAME", "svc", True),
+    ],
+)
+def test_the_sdk_path_is_kept_where_the_environment_asks_for_sdk_behaviour(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str, allowed: bool
+) -> None:
+    """A sampler or id generator named in the environment, or FLOW_XRAY_RECORDER=sdk: the SDK."""
+    for name in ("FLOW_XRAY_RECORDER", "OTEL_TRACES_SAMPLER", "OTEL_PYTHON_ID_GENERATOR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(variable, value)
+    assert local_recording_allowed() is allowed
+
+
+# --- whole captures, the two paths side by side ----------------------------------------
+
+
+@pytest.fixture
+def private_provider(otel_globals: Callable[[], None]) -> Iterator[Callable[[str], None]]:
+    """Choose the private provider captures use: ``"local"`` or ``"sdk"``; restored after."""
+    before = runtime_tracer.private_provider()
+
+    def use(which: str) -> None:
+        if which == "local":
+            runtime_tracer.set_private_provider(LocalProvider(get_processor()))
+        else:
+            provider = TracerProvider()
+            attach(provider)
+            runtime_tracer.set_private_provider(provider)
+
+    yield use
+    runtime_tracer.set_private_provider(before)
+
+
+@trace
+def _leaf(number: int) -> int:
+    trace_api.get_current_span().set_attribute("user.note", [number, number + 1])
+    return number * 2
+
+
+@trace(kind="tool")
+def _fails(text: str) -> None:
+    raise ValueError(f"bad {text}")
+
+
+@trace
+def _numbers(count: int) -> Iterator[int]:
+    yield from range(count)
+
+
+@trace(name="pipeline")
+def _pipeline(items: list[int]) -> int:
+    other = trace_api.get_tracer("other.instrumentation")  # a proxy: no provider is global
+    total = 0
+    for item in items:
+        with other.start_as_current_span("db.query", attributes={"db.rows": item}) as span:
+            span.add_event("fetched", {"rows": item})
+            total += _leaf(item)
+    try:
+        _fails("input")
+    except ValueError:
+        pass
+    total += sum(_numbers(3))
+    context_api.attach(context_api.set_value("unrelated", 1))
+    return total
+
+
+def _captured(use: Callable[[str], None], which: str) -> list[dict[str, Any]]:
+    use(which)
+    with trace.capture() as result:
+        _pipeline([1, 2])
+    nodes = []
+    for node in result:
+        data = node.to_dict()
+        for key in ("id", "span_id", "parent_id", "trace_id", "latency_ms", "start_ms"):
+            data.pop(key, None)
+        data.pop("children", None)
+        for event in data.get("events", []):
+            event.pop("time_ms", None)
+        data["traceback"] = (data.get("traceback") or "").count("\n")
+        nodes.append(data)
+    return nodes
+
+
+def test_a_capture_holds_the_same_trace_on_both_paths(
+    private_provider: Callable[[str], None],
+) -> None:
+    """@trace calls, another instrumentation's spans (through a proxy tracer), a user's
+    attribute on the current span, a handled failure and a generator: the captured trace
+    on the local recorder is the SDK path's, node for node."""
+    sdk = _captured(private_provider, "sdk")
+    local = _captured(private_provider, "local")
+    assert local == sdk
+    names = [node["name"] for node in local]
+    assert names == ["pipeline", "db.query", "_leaf", "db.query", "_leaf", "_fails", "_numbers"]

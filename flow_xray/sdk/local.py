@@ -104,6 +104,23 @@ class LocalProvider(trace_api.TracerProvider):
         self.max_attribute_length = limits.max_attribute_length
         self._disabled = os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true"
 
+    def plain(self, held: int, attributes: types.Attributes) -> bool:
+        """Whether ``attributes`` can be stored as they are beside ``held`` others: non-empty
+        text keys, plain values (``str``, ``bool``, ``int``, ``float``) within the length
+        limit, room for all. Set operations over the types: no Python loop per attribute."""
+        room, longest = self.max_attributes, self.max_value_length
+        return (
+            type(attributes) is dict
+            and _PLAIN.issuperset(map(type, attributes.values()))
+            and _TEXT.issuperset(map(type, attributes))
+            and "" not in attributes
+            and (room is None or held + len(attributes) <= room)
+            and (
+                longest is None
+                or all(len(v) <= longest for v in attributes.values() if type(v) is str)
+            )
+        )
+
     def get_tracer(
         self,
         instrumenting_module_name: str,
@@ -127,6 +144,8 @@ class LocalTracer(trace_api.Tracer):
     def __init__(self, provider: LocalProvider, scope: InstrumentationScope) -> None:
         self.provider = provider
         self.scope = scope
+        # Another instrumentation's scope name (its spans keep it), None for flow-xray's own.
+        self.foreign = scope.name if scope.name and scope.name != attr.TRACER_NAME else None
 
     def start_span(
         self,
@@ -142,27 +161,26 @@ class LocalTracer(trace_api.Tracer):
         parent: SpanContext | None = trace_api.get_current_span(context).get_span_context()
         if parent is not None and not isinstance(parent, SpanContext):
             raise TypeError("parent_span_context must be a SpanContext or None.")
+        flags, state = _SAMPLED, None
         if parent is None or not parent.is_valid:
             parent = None
             trace_id = _getrandbits(128) or 1
         else:
-            trace_id = parent.trace_id
-            if not parent.trace_flags.sampled:  # ParentBased: an unsampled parent's child
-                return NonRecordingSpan(
-                    SpanContext(
-                        trace_id,
-                        _getrandbits(64) or 1,
-                        False,
-                        TraceFlags(parent.trace_flags & ~TraceFlags.SAMPLED),
-                        parent.trace_state,
+            trace_id, state = parent.trace_id, parent.trace_state
+            inherited = parent.trace_flags
+            if inherited != _SAMPLED:  # (a local parent's flags are ours: nothing to decide)
+                if not inherited.sampled:  # ParentBased: an unsampled parent's child
+                    return NonRecordingSpan(
+                        SpanContext(
+                            trace_id,
+                            _getrandbits(64) or 1,
+                            False,
+                            TraceFlags(inherited & ~TraceFlags.SAMPLED),
+                            state,
+                        )
                     )
-                )
-        flags = _SAMPLED
-        state = None
-        if parent is not None:
-            state = parent.trace_state
-            if not getattr(parent.trace_flags, "random_trace_id", True):
-                flags = TraceFlags(TraceFlags.SAMPLED)
+                if not getattr(inherited, "random_trace_id", True):
+                    flags = TraceFlags(TraceFlags.SAMPLED)
         span = LocalSpan(
             name,
             SpanContext(trace_id, _getrandbits(64) or 1, False, flags, state),
@@ -173,7 +191,10 @@ class LocalTracer(trace_api.Tracer):
             set_status_on_exception,
         )
         if attributes:
-            span.set_attributes(attributes)
+            if self.provider.plain(0, attributes):  # the common case: stored as they are
+                span._attributes = dict(attributes)
+            else:
+                span.set_attributes(attributes)
         if links:
             for link in links:
                 if link:
@@ -276,7 +297,7 @@ class LocalSpan(trace_api.Span):
                 logger.warning("Setting attribute on ended span.")
                 return
             stored = self._attributes
-            if type(stored) is dict and self._plain(stored, attributes):
+            if type(stored) is dict and self._tracer.provider.plain(len(stored), attributes):
                 if stored.keys().isdisjoint(attributes):
                     stored.update(attributes)
                 else:  # a key set again moves last, as in the SDK
@@ -286,24 +307,6 @@ class LocalSpan(trace_api.Span):
                 return
             bounded = stored if isinstance(stored, BoundedAttributes) else self._bounded(stored)
             bounded._set_items(attributes)
-
-    def _plain(self, stored: dict[str, Any], attributes: Mapping[str, types.AnyValue]) -> bool:
-        """Whether ``attributes`` can be stored as they are: non-empty text keys, plain values
-        (``str``, ``bool``, ``int``, ``float``) within the length limit, room for all of them.
-        Checked by set operations over the types, so a call's attributes cost no Python loop."""
-        provider = self._tracer.provider
-        room, longest = provider.max_attributes, provider.max_value_length
-        return (
-            type(attributes) is dict
-            and _PLAIN.issuperset(map(type, attributes.values()))
-            and _TEXT.issuperset(map(type, attributes))
-            and "" not in attributes
-            and (room is None or len(stored) + len(attributes) <= room)
-            and (
-                longest is None
-                or all(len(v) <= longest for v in attributes.values() if type(v) is str)
-            )
-        )
 
     def _bounded(self, plain: dict[str, Any]) -> BoundedAttributes:
         """From now on the SDK's own container: its cleaning, eviction and dropped count."""

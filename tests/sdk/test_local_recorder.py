@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -382,3 +386,27 @@ def test_a_capture_holds_the_same_trace_on_both_paths(
     assert local == sdk
     names = [node["name"] for node in local]
     assert names == ["pipeline", "db.query", "_leaf", "db.query", "_leaf", "_fails", "_numbers"]
+
+
+FAST_SUITE = [sys.executable, "-m", "pytest", "-m", "not slow", "-q", "-n", "2"]
+
+
+@pytest.mark.slow
+def test_the_fast_suite_passes_on_the_sdk_path_too() -> None:
+    """Every fast test again with captures on SDK spans (``FLOW_XRAY_RECORDER=sdk``): the
+    suite as a whole is the check that the two paths agree. (This run takes a minute or so.)"""
+    root = Path(__file__).resolve().parents[2]
+    environment = {**os.environ, "FLOW_XRAY_RECORDER": "sdk"}
+    environment.pop("PYTEST_XDIST_WORKER", None)
+    done = subprocess.run(
+        FAST_SUITE,
+        cwd=root,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    summary = done.stdout.strip().splitlines()[-1:] or [done.stderr[-2000:]]
+    assert done.returncode == 0, "\n".join([*summary, done.stdout[-6000:]])
+    assert " passed" in summary[0] and "failed" not in summary[0]

@@ -59,6 +59,7 @@ PartColumns = tuple[
     list[str], list[int], list[int], list[int], list[int], list[Shape], list[tuple[Any, ...]]
 ]
 
+_LOW_64: Final = (1 << 64) - 1
 _USAGE_KEYS: Final = frozenset((*attr.READ_MODEL, *attr.READ_PROMPT_TOKENS))
 
 
@@ -104,8 +105,9 @@ class SpanStore(Sequence[SpanRecord]):
         "_starts",
         "_strings",
         "_tail",
-        "_trace_ids",
+        "_trace_high",
         "_trace_int",
+        "_trace_low",
         "_trace_starts",
         "_values",
         "dropped",
@@ -119,9 +121,12 @@ class SpanStore(Sequence[SpanRecord]):
         self._parents = array("Q")
         self._starts = array("q")
         self._ends = array("q")
-        # Trace ids by runs: the row where each run of one trace id starts, and the id.
+        # Trace ids by runs: the row where each run of one trace id starts, and the id as
+        # two 64-bit halves (a loop of top-level calls starts a trace per call: 16 bytes
+        # each, where its hex text would take 81).
         self._trace_starts = array("Q")
-        self._trace_ids: list[str] = []
+        self._trace_high = array("Q")
+        self._trace_low = array("Q")
         self._trace_int = -1  # the last run's trace id as a number
         self._names: list[str] = []
         # (status, message, keys): interned, so most rows share one tuple
@@ -218,11 +223,13 @@ class SpanStore(Sequence[SpanRecord]):
     def _new_trace_run(self, trace_id: int) -> None:
         self._trace_int = trace_id
         self._trace_starts.append(len(self._ids))
-        self._trace_ids.append(format(trace_id, "032x"))
+        self._trace_high.append(trace_id >> 64)
+        self._trace_low.append(trace_id & _LOW_64)
 
     def _trace(self, index: int) -> str:
         """The trace id of row ``index``."""
-        return self._trace_ids[bisect.bisect_right(self._trace_starts, index) - 1]
+        run = bisect.bisect_right(self._trace_starts, index) - 1
+        return format(self._trace_high[run] << 64 | self._trace_low[run], "032x")
 
     # --- the cap --------------------------------------------------------------
 
@@ -369,8 +376,8 @@ class SpanStore(Sequence[SpanRecord]):
         """`parts` of many rows as columns (rows only, not `appended` records): trace ids,
         span ids and parent ids (ints, 0 for none), starts, ends (`NO_END` if it never
         ended), shapes (`shapes`) and attribute values. Rows with events are `event_rows`."""
-        if len(self._trace_ids) == 1:
-            trace_ids = [self._trace_ids[0]] * len(rows)
+        if len(self._trace_starts) == 1:
+            trace_ids = [self._trace(0)] * len(rows)
         else:
             trace_ids = list(map(self._trace, rows))
         return (

@@ -27,6 +27,10 @@ then the per-round ratios to B measured in the same round: median [min-max]:
 - ``@trace`` inside ``trace.capture()`` and outside any capture, both under the
   user's global SDK provider (the same kind of provider as B; target outside
   <= 1.1x B);
+- ``@trace`` inside ``trace.capture()`` with no provider configured, where the
+  local recorder records the calls (`flow_xray.sdk.local`; target <= 0.3x B for
+  the small payload, <= 0.5x B for 1 KB), and the same with captures on SDK
+  spans (what ``FLOW_XRAY_RECORDER=sdk`` does) beside it;
 - peers' decorators, when installed: OpenLLMetry (``traceloop-sdk``
   ``@workflow``), OpenInference (``@tracer.chain``), Logfire
   (``@logfire.instrument``, ``send_to_logfire=False``), Langfuse (``@observe``,
@@ -89,6 +93,10 @@ PAYLOADS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "1 KB": ((TEXT_1K, 5), {}),
     "1 KB str+dict": ((TEXT_1K[:512], OPTIONS), {}),
 }
+
+
+LOCAL = "flow-xray @trace, capture, no provider: local recorder"
+LOCAL_TARGETS = {"small": 0.3, "1 KB": 0.5, "1 KB str+dict": 0.5}
 
 
 def business(query: str, limit: Any = 5) -> dict[str, Any]:
@@ -165,6 +173,36 @@ def same_work_span(tracer: trace_api.Tracer) -> Callable[[Callable[..., Any]], C
         return call
 
     return make
+
+
+@contextlib.contextmanager
+def _no_provider(private: object) -> Iterator[None]:
+    """A capture as it runs with no provider configured, on the given private provider.
+
+    The global provider B's rounds need is set aside for the block (and the private
+    provider swapped in), so both paths run in the same process as the rest.
+    """
+    from flow_xray.runtime import tracer as runtime_tracer
+
+    saved, before = trace_api._TRACER_PROVIDER, runtime_tracer.private_provider()  # type: ignore[attr-defined]
+    trace_api._TRACER_PROVIDER = None  # type: ignore[attr-defined]
+    runtime_tracer.set_private_provider(private)
+    try:
+        with trace.capture():
+            yield
+    finally:
+        runtime_tracer.set_private_provider(before)
+        trace_api._TRACER_PROVIDER = saved  # type: ignore[attr-defined]
+
+
+def private_providers() -> tuple[object, object]:
+    """The two private providers a capture may use: the local recorder, and SDK spans."""
+    from flow_xray.sdk.local import LocalProvider
+    from flow_xray.sdk.processor import attach, get_processor
+
+    sdk = TracerProvider()
+    attach(sdk)
+    return LocalProvider(get_processor()), sdk
 
 
 def peers() -> tuple[list[Contestant], list[str]]:
@@ -339,6 +377,7 @@ def bench_ratios(
 
     export_a = InMemorySpanExporter()
     tracer_a = _memory_provider(export_a).get_tracer("bench")
+    local_provider, sdk_private = private_providers()
     ours = [
         Contestant(
             "bare SDK, same attributes as @trace (A)",
@@ -354,6 +393,12 @@ def bench_ratios(
         ),
         Contestant(
             "flow-xray @trace, outside, user's SDK provider", trace, clear=export_user.clear
+        ),
+        Contestant(LOCAL, trace, around=functools.partial(_no_provider, local_provider)),
+        Contestant(
+            "flow-xray @trace, capture, no provider, SDK spans",
+            trace,
+            around=functools.partial(_no_provider, sdk_private),
         ),
     ]
     field = [reference, *ours, *contestants]
@@ -397,6 +442,13 @@ def bench_ratios(
         same_attributes = ratios["bare SDK, same attributes as @trace (A)"]
         rows.append(
             (f"[{payload}] outside / A (the same attributes)", f"{outside / same_attributes:.2f}x")
+        )
+        target = LOCAL_TARGETS.get(payload)
+        rows.append(
+            (
+                f"[{payload}] local recorder / B (target <= {target or '-'})",
+                f"{ratios[LOCAL]:.2f}x",
+            )
         )
     return rows, missing
 

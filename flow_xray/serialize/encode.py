@@ -191,6 +191,11 @@ def encode_output(
     `reprs` is the call's repr cache (see `Reprs`).
     """
     try:
+        scalar = _SCALARS.get(type(value))
+        if scalar is not None:  # the commonest results, their JSON text made directly
+            text = scalar(value)
+            if text is not None:
+                return text, MIME_JSON
         if issubclass(type(value), str):  # by type: a lazy proxy's __class__ is never read
             return cap_text(str.__str__(value), max_bytes, limits), MIME_TEXT
         if type(value) is dict:  # the common result: its scalars checked inline
@@ -206,6 +211,22 @@ def encode_output(
     except BaseException as exc:  # recording contains everything
         return json_string(f"<output not serializable: {type_name(exc)}>", max_bytes), MIME_JSON
 
+
+def _int_json(value: int) -> str | None:
+    return int.__repr__(value) if -_INT64 <= value < _INT64 else None
+
+
+def _float_json(value: float) -> str | None:
+    return float.__repr__(value) if value - value == 0.0 else None  # not NaN or infinite
+
+
+# JSON text of exact scalar types (as `encode_json` writes it), or None to take the usual path.
+_SCALARS: Final[dict[type, Any]] = {
+    int: _int_json,
+    float: _float_json,
+    bool: lambda value: "true" if value else "false",
+    type(None): lambda value: "null",
+}
 
 # OpenTelemetry attribute ints are 64-bit; bigger ones are stored as text.
 _INT64: Final = 1 << 63

@@ -118,3 +118,19 @@ def test_a_dict_result_encodes_as_the_full_walk_does_in_the_inner_loop(
 def test_a_dict_result_encodes_as_the_full_walk_does(result: dict[str, Any]) -> None:
     """A dict returned by a call (its own fast path) encodes to what to_jsonable gives."""
     check_a_dict_result_encodes_as_the_full_walk_does(result)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    result=st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats()
+)
+def test_a_scalar_result_is_the_json_the_full_walk_writes(result: Any) -> None:
+    """An int, float, bool or None returned (their own fast path): the same text as the
+    walk's JSON of the value, big ints and NaN / infinities included."""
+    text, mime = encode_output(result, DEFAULT, 8192)
+    assert mime == "application/json"
+    assert text == json.dumps(to_jsonable(result, DEFAULT), separators=(",", ":"))

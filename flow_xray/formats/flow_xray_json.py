@@ -106,7 +106,7 @@ class _FileRules:
         return value
 
 
-_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "id": (str,),
     "kind": (str,),
     "inputs": (dict,),
@@ -132,7 +132,7 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
 
 def _check_types(kwargs: Mapping[str, Any], where: str) -> None:
     for key, value in kwargs.items():
-        expected = _FIELD_TYPES.get(key)
+        expected = FIELD_TYPES.get(key)
         if expected is not None and not isinstance(value, expected):
             names = " or ".join("null" if t is type(None) else t.__name__ for t in expected)
             raise TraceFileError(f"trace node {where}: {key!r} must be {names}, got {shown(value)}")
@@ -162,7 +162,7 @@ def _check_ranges(values: Mapping[str, Any], where: str) -> None:
             raise TraceFileError(f"trace node {where}: {problem}")
     meta = values.get("meta")
     if meta:
-        _check_usage(meta, where)
+        check_usage(meta, where)
 
 
 _COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")
@@ -170,7 +170,7 @@ _MAX_COUNT = 2**63  # OTLP's int64
 _MAX_COST = 1e15
 
 
-def _check_usage(meta: Mapping[str, Any], where: str) -> None:
+def check_usage(meta: Mapping[str, Any], where: str) -> None:
     """Token counts: ints within int64; a cost: a finite number (totals add them up)."""
     for key in _COUNTS:
         value = meta.get(key)

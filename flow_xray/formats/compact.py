@@ -69,7 +69,7 @@ def compact_chunks(result: TraceResult, chunk_rows: int = CHUNK_ROWS) -> Iterato
         "writer": f"flow-xray {__version__}",
     }
     yield _frame(header, [])
-    nodes, parents = _preorder(result.roots)
+    nodes, parents = preorder(result.roots)
     for start in range(0, len(nodes), chunk_rows):
         with gc_paused():  # many new objects, no cycles
             frame = _chunk(nodes[start : start + chunk_rows], parents[start : start + chunk_rows])
@@ -98,7 +98,7 @@ def _frame(header: dict[str, Any], blobs: list[bytes]) -> bytes:
     return _LENGTH.pack(len(body)) + body
 
 
-def _preorder(roots: Sequence[TraceNode]) -> tuple[list[TraceNode], array[int]]:
+def preorder(roots: Sequence[TraceNode]) -> tuple[list[TraceNode], array[int]]:
     """Every node under ``roots`` in pre-order, and each one's parent's row (-1: a root)."""
     nodes: list[TraceNode] = []
     parents = array("q")

@@ -21,7 +21,6 @@ from typing import Any
 from flow_xray import jsontext
 from flow_xray.analysis.accounting import analyze
 from flow_xray.errors import TraceFileError
-from flow_xray.files import write_text_atomic
 from flow_xray.formats.parsed import MAX_ID_CHARS, MAX_UNIX_NANOS, Parsed, id_problem, shown
 from flow_xray.serialize.text import has_unwritable, writable, writable_data
 from flow_xray.tree.model import (
@@ -228,8 +227,11 @@ def result_to_json(result: TraceResult, indent: int | None = None) -> str:
 
 
 def save(result: TraceResult, path: str | os.PathLike[str]) -> None:
-    """Write the JSON envelope of ``result`` to ``path`` (`TraceResult.save`)."""
-    write_text_atomic(path, result_to_json(result))
+    """Write the JSON envelope of ``result`` to ``path`` (`TraceResult.save`), as a stream
+    (`flow_xray.formats.json_stream`): the text `result_to_json` gives, never all at once."""
+    from flow_xray.formats.json_stream import save_json  # noqa: PLC0415  (it imports this)
+
+    save_json(result, path)
 
 
 def recognises(parsed: Parsed) -> bool:

@@ -16,6 +16,7 @@ from flow_xray import TraceNode, TraceResult, trace
 from flow_xray.cli import cli
 from flow_xray.errors import TraceFileError
 from flow_xray.formats.compact import MAGIC, compact_chunks
+from flow_xray.formats.json_stream import json_chunks
 from flow_xray.render.payload import read_page
 
 
@@ -280,3 +281,35 @@ def test_view_renders_a_compact_file(tmp_path: Path) -> None:
     assert outcome.exit_code == 0, outcome.output
     page = read_page((tmp_path / "t.html").read_text("utf-8"))
     assert [n["name"] for n in page["nodes"]][:2] == [n.name for n in list(result)[:2]]
+
+
+# --- the JSON envelope, streamed ------------------------------------------------------
+
+
+@pytest.mark.parametrize("rows", [1, 5, 1 << 16])
+def test_the_streamed_json_file_holds_what_to_json_gives(rows: int) -> None:
+    """The JSON ``save`` writes a chunk of calls at a time; parsed, it is ``to_json()``'s text."""
+    result = _varied()
+    streamed = "".join(json_chunks(result, chunk_rows=rows))
+    assert json.loads(streamed) == json.loads(result.to_json())
+
+
+def test_the_streamed_json_shows_lone_surrogates_as_to_json_does(tmp_path: Path) -> None:
+    """A value with a lone surrogate: written as its visible escape, as ``to_json`` does."""
+
+    @trace
+    def named(path: str) -> str:
+        return path
+
+    with trace.capture() as result:
+        named("report-\udc80.csv")
+    result.save(tmp_path / "t.json")
+    text = (tmp_path / "t.json").read_text("utf-8")
+    assert json.loads(text) == json.loads(result.to_json())
+    assert "report-\\\\udc80.csv" in text
+
+
+def test_an_empty_trace_saves_as_json_with_no_nodes(tmp_path: Path) -> None:
+    """No calls: ``{"version": 1, ..., "nodes": []}``."""
+    TraceResult().save(tmp_path / "t.json")
+    assert json.loads((tmp_path / "t.json").read_text("utf-8"))["nodes"] == []

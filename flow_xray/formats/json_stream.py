@@ -124,7 +124,7 @@ class _Texts:
         if kind is JsonText:
             return value  # type: ignore[no-any-return]
         if kind is str:
-            return _STRING(value)  # type: ignore[no-any-return]
+            return _STRING(value)
         if value is None:
             return "null"
         if kind is bool:

@@ -111,28 +111,36 @@ def _hex(values: Sequence[str | None], with_nulls: bool) -> Encoded | None:
 
 
 def _table(values: Sequence[Any]) -> Encoded | None:
-    index: dict[Any, int] = {}
-    add = index.setdefault
-    codes = [add(v, len(index)) for v in values]
-    if len(index) > max(256, len(values) // _TABLE_SHARE):
+    distinct = dict.fromkeys(values)
+    if len(distinct) > max(256, len(values) // _TABLE_SHARE):
         return None
-    table = json.dumps(list(index))  # flat: strs, ints or bools; lone surrogates escaped
-    return "table", {}, [table.encode("ascii"), _codes(codes, len(index))]
+    table = json.dumps(list(distinct))  # flat: strs, ints or bools; lone surrogates escaped
+    return "table", {}, [table.encode("ascii"), _codes(values, distinct)]
 
 
-def _codes(codes: list[int], size: int) -> bytes:
-    typecode = next(code for code, limit in CODES if size <= limit)
-    return little_endian(array(typecode, codes))
+def _codes(values: Sequence[Any], distinct: dict[Any, None]) -> bytes:
+    """Each value's position in ``distinct``, as numbers as wide as its size needs."""
+    position = {value: at for at, value in enumerate(distinct)}
+    typecode = next(code for code, limit in CODES if len(distinct) <= limit)
+    return little_endian(array(typecode, map(position.__getitem__, values)))
 
 
 def _json(values: Sequence[Any]) -> Encoded:
-    texts = list(map(_TextOf().text, values))
-    index: dict[str, int] = {}
-    add = index.setdefault
-    codes = [add(t, len(index)) for t in texts]
-    if len(index) <= len(values) // _TABLE_SHARE:
-        table = SEPARATOR.join(index).encode(*TEXTS)
-        return "json", {"table": True}, [table, _codes(codes, len(index))]
+    few = len(values) // _TABLE_SHARE
+    if set(map(type, values)) == {JsonText}:
+        texts: Sequence[str] = values
+    else:
+        objects = {id(value): value for value in values}
+        if len(objects) <= few:  # rows share objects (a function's attributes): each once
+            text_of = _TextOf()
+            of_object = {key: text_of.text(value) for key, value in objects.items()}
+            texts = list(map(of_object.__getitem__, map(id, values)))
+        else:
+            texts = list(map(_TextOf().text, values))
+    distinct = dict.fromkeys(texts)
+    if len(distinct) <= few:
+        table = SEPARATOR.join(distinct).encode(*TEXTS)
+        return "json", {"table": True}, [table, _codes(texts, distinct)]
     return "json", {"table": False}, [SEPARATOR.join(texts).encode(*TEXTS)]
 
 

@@ -378,7 +378,7 @@ def main(argv: list[str] | None = None) -> None:
     print(FILES_HEADER)
     for row in files:
         print(row)
-    print("json: save(\"trace.json\"), the JSON envelope; fxr: save(\"trace.fxr\"), the compact file;")
+    print('json: save("trace.json"), the JSON envelope; fxr: save("trace.fxr"), the compact file;')
     print("save peak / load peak / view peak: the whole process's peak RSS during that step;")
     print("load: TraceResult.load in a fresh process; view: `python -m flow_xray view` (CPU of")
     print("that process, interpreter start and imports included)")

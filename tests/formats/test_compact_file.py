@@ -313,3 +313,38 @@ def test_an_empty_trace_saves_as_json_with_no_nodes(tmp_path: Path) -> None:
     """No calls: ``{"version": 1, ..., "nodes": []}``."""
     TraceResult().save(tmp_path / "t.json")
     assert json.loads((tmp_path / "t.json").read_text("utf-8"))["nodes"] == []
+
+
+def test_calls_of_two_captures_in_one_trace_round_trip(tmp_path: Path) -> None:
+    """A trace whose roots come from two captures (their spans in two stores) saves whole."""
+    first, second = _varied(), _varied()
+    both = TraceResult(roots=[*first.roots, *second.roots])
+    both.save(tmp_path / "t.fxr")
+    assert TraceResult.load(tmp_path / "t.fxr") == both
+
+
+def test_a_loaded_file_saves_again_to_the_same_bytes(tmp_path: Path) -> None:
+    """Loading and saving again writes the same file: nothing is lost or changed on the way."""
+    _varied().save(tmp_path / "a.fxr")
+    TraceResult.load(tmp_path / "a.fxr").save(tmp_path / "b.fxr")
+    assert (tmp_path / "a.fxr").read_bytes() == (tmp_path / "b.fxr").read_bytes()
+
+
+@pytest.mark.parametrize("name", ["t.json", "t.fxr"])
+def test_a_second_run_of_a_chat_call_keeps_its_messages(tmp_path: Path, name: str) -> None:
+    """Two captures of one chat call with the same arguments: each saved file shows the
+    messages (promoting them once must not take them from the other run's calls)."""
+
+    @trace(kind="llm")
+    def answer(question: str) -> str:
+        return "Paris"
+
+    runs = []
+    for _ in range(2):
+        with trace.capture() as result:
+            answer("where to go")
+        runs.append(result)
+    for run in runs:
+        run.save(tmp_path / name)
+        (node,) = TraceResult.load(tmp_path / name).roots
+        assert node.inputs["messages"] == [{"role": "user", "content": "where to go"}]

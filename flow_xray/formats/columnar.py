@@ -4,16 +4,20 @@ A column (one field of the calls of a chunk, in pre-order) is written in the
 first of these forms that holds its values exactly (`encode_column`):
 
 - ``float``: floats (or None) as 8-byte IEEE numbers, the rows that are None listed;
+- ``table``: few distinct strings, ints, bools (or None: names, kinds, statuses,
+  the trace id), as a table of them and each row's index into it;
 - ``hex``: strings that are a fixed prefix and a fixed number of lowercase hex
-  digits (span, trace and node ids), or None, as the raw bytes those digits spell;
-- ``table``: few distinct strings, ints, bools (or None), as a table of them and
-  each row's index into it;
+  digits (span and node ids), or None, as the raw bytes those digits spell;
 - ``json``: anything else, each value as its JSON text (a `JsonText` as it is,
   with ``default=repr`` for what JSON cannot hold, as the JSON file does),
   through a table when the texts repeat.
 
 Numbers in the bytes are little-endian. Reading a column back is
 `flow_xray.formats.columnar_read`. No OpenTelemetry here.
+
+Example::
+
+    encode_column(["ok", "ok", "error"])  # ("table", {}, [b'["ok", "error"]', b"\x00\x00\x01"])
 """
 
 from __future__ import annotations
@@ -68,12 +72,12 @@ def encode_column(values: Sequence[Any]) -> Encoded:
         nulls = _nulls(values)
         numbers = array("d", [0.0 if v is None else v for v in values] if nulls else values)
         return "float", {"nulls": nulls}, [little_endian(numbers)]
-    if types <= {str, _NONE} and str in types:
-        encoded = _hex(values, _NONE in types)
+    if types <= {str, _NONE} or types <= {int, _NONE} or types <= {bool, _NONE}:
+        encoded = _table(values)  # few distinct values (one trace id): a table first
         if encoded is not None:
             return encoded
-    if types <= {str, _NONE} or types <= {int, _NONE} or types <= {bool, _NONE}:
-        encoded = _table(values)
+    if types <= {str, _NONE} and str in types:
+        encoded = _hex(values, _NONE in types)
         if encoded is not None:
             return encoded
     return _json(values)

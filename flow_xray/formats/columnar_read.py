@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import json.scanner
 import math
 import re
 from array import array
@@ -138,11 +139,16 @@ class _Hex(Column):
         return prefix + self._text(part)[at : at + digits]
 
     def many(self, rows: Iterable[int], raw: bool = False) -> list[Any]:
-        if len(self.parts) != 1 or self.nulls:
+        if len(self.parts) != 1:
             return list(map(self.value, rows))
         _, prefix, digits, _ = self.parts[0]
         text = self._text(0)
-        return [prefix + text[r * digits : (r + 1) * digits] for r in rows]
+        rows = list(rows)
+        out: list[Any] = [prefix + text[r * digits : (r + 1) * digits] for r in rows]
+        if self.nulls:
+            nulls = self.nulls
+            out = [None if r in nulls else v for r, v in zip(rows, out, strict=True)]
+        return out
 
 
 class _Table(Column):
@@ -227,7 +233,13 @@ class _Texts(Column):
 
     def many(self, rows: Iterable[int], raw: bool = False) -> list[Any]:
         texts = self.texts
-        return [(_raw if raw else _read_json)(texts[row]) for row in rows]
+        if not raw:
+            return [_read_json(texts[row]) for row in rows]
+        json_text, opening = JsonText, _OPENING  # objects and arrays stay text: inline
+        return [
+            json_text(text) if text[:1] in opening else _read_json(text)
+            for text in map(texts.__getitem__, rows)
+        ]
 
 
 def _count(values: Sequence[Any], rows: int) -> None:
@@ -256,7 +268,13 @@ def _json_list(data: bytes) -> list[Any]:
 
 def _read_json(text: str) -> Any:
     """A value from its JSON text, a new object each time."""
-    value = decode(text, _JSON)
+    try:  # the C scanner, called directly: most texts are short (`tree.decode.decode`)
+        value, end = _SCAN(text, 0)
+    except (StopIteration, ValueError, RecursionError):
+        end = -1
+    if end == len(text):
+        return value
+    value = decode(text, _JSON)  # deep or damaged
     if value is text:  # `decode` gives back text it cannot read
         raise TraceFileError(f"a value in the file is not JSON: {text[:40]!r}")
     return value
@@ -264,9 +282,13 @@ def _read_json(text: str) -> Any:
 
 def _raw(text: str) -> Any:
     """A value for a page: a JSON object or array as its text (`JsonText`), a scalar decoded."""
-    if text[:1] in ("{", "["):
+    if text[:1] in _OPENING:
         return JsonText(text)
     return _read_json(text)
+
+
+_OPENING: Final = ("{", "[")
+_SCAN: Any = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 
 
 _JSON: Final = "application/json"

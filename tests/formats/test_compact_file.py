@@ -348,3 +348,12 @@ def test_a_second_run_of_a_chat_call_keeps_its_messages(tmp_path: Path, name: st
         run.save(tmp_path / name)
         (node,) = TraceResult.load(tmp_path / name).roots
         assert node.inputs["messages"] == [{"role": "user", "content": "where to go"}]
+
+
+def test_diff_compares_a_compact_file_with_a_json_one(tmp_path: Path) -> None:
+    """``flow-xray diff a.fxr a.json`` of one run: the two files hold the same trace (exit 0)."""
+    result = _varied()
+    result.save(tmp_path / "a.fxr")
+    result.save(tmp_path / "a.json")
+    outcome = CliRunner().invoke(cli, ["diff", str(tmp_path / "a.fxr"), str(tmp_path / "a.json")])
+    assert outcome.exit_code == 0, outcome.output

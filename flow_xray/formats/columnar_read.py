@@ -80,11 +80,7 @@ class _Floats(Column):
         numbers = self.numbers
         if self.nulls:
             numbers = array("d", (v for i, v in enumerate(numbers) if i not in self.nulls))
-        if not numbers:
-            return 0.0, 0.0
-        if any(v != v for v in numbers):
-            return math.nan, math.nan
-        return min(numbers), max(numbers)
+        return _bounds(numbers)
 
     def many(self, rows: Iterable[int], raw: bool = False) -> list[Any]:
         if self.nulls:
@@ -384,9 +380,11 @@ def _text_kind(text: str) -> str:
     return _KIND_OF_FIRST.get(first, "invalid")
 
 
-def _bounds(numbers: list[Any]) -> tuple[float, float]:
+def _bounds(numbers: Sequence[Any]) -> tuple[float, float]:
+    """The smallest and largest of ``numbers``; NaN when one is NaN (their sum is)."""
     if not numbers:
         return 0.0, 0.0
-    if any(v != v for v in numbers):
+    total = sum(numbers)  # NaN with a NaN among them (or inf and -inf: out of range anyway)
+    if total != total:
         return math.nan, math.nan
     return min(numbers), max(numbers)

@@ -357,3 +357,15 @@ def test_diff_compares_a_compact_file_with_a_json_one(tmp_path: Path) -> None:
     result.save(tmp_path / "a.json")
     outcome = CliRunner().invoke(cli, ["diff", str(tmp_path / "a.fxr"), str(tmp_path / "a.json")])
     assert outcome.exit_code == 0, outcome.output
+
+
+@pytest.mark.parametrize("latency", [float("nan"), 1e300, float("-inf")])
+def test_a_time_no_span_can_have_is_refused_as_the_json_file_refuses_it(
+    tmp_path: Path, latency: float
+) -> None:
+    """NaN or an out-of-range ``latency_ms``: `TraceFileError`, from either file."""
+    result = TraceResult(roots=[TraceNode(id="a", name="a", latency_ms=latency)])
+    for name in ("t.fxr", "t.json"):
+        result.save(tmp_path / name)
+        with pytest.raises(TraceFileError, match="time"):
+            TraceResult.load(tmp_path / name)

@@ -161,6 +161,8 @@ class _Table(Column):
             table: Any = blobs[0].decode(*TEXTS).split(SEPARATOR)
         else:
             table = _json_list(blobs[0])
+            if any(isinstance(value, (list, dict)) for value in table):
+                raise TraceFileError("a column's table holds containers (values are JSON texts)")
         size = len(table)
         typecode = next((code for code, limit in CODES if size <= limit), "I")
         codes = from_little_endian(typecode, blobs[1])

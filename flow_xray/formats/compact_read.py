@@ -155,7 +155,9 @@ def _add_chunk(
         if not (isinstance(entry, list) and len(entry) == 4 and isinstance(entry[2], dict)):
             raise TraceFileError("damaged compact trace (a column is not described)")
         name, encoding, params, count = entry
-        if not isinstance(encoding, str) or count != blob_count(encoding, params):
+        if not isinstance(name, str) or not isinstance(encoding, str):
+            raise TraceFileError("damaged compact trace (a column is not described)")
+        if count != blob_count(encoding, params) or at + count > len(blobs):
             raise TraceFileError(f"damaged compact trace (column {name!r} has no blobs)")
         parts, at = blobs[at : at + count], at + count
         if name in columns and name not in seen:

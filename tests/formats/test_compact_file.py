@@ -369,3 +369,20 @@ def test_a_time_no_span_can_have_is_refused_as_the_json_file_refuses_it(
         result.save(tmp_path / name)
         with pytest.raises(TraceFileError, match="time"):
             TraceResult.load(tmp_path / name)
+
+
+def test_any_flipped_byte_or_cut_gives_an_error_or_a_trace(tmp_path: Path) -> None:
+    """A fixed file damaged at each of many places: loading raises `TraceFileError` (or,
+    where the damage still reads, gives a trace), never any other exception."""
+    leaves = [
+        TraceNode(id=f"n{i:016x}", name="leaf", span_id=f"{i:016x}", inputs={"i": i}, output=i)
+        for i in range(1, 40)
+    ]
+    root = TraceNode(id="root", name="root", latency_ms=1.5, children=leaves)
+    data = b"".join(compact_chunks(TraceResult(roots=[root]), chunk_rows=16))
+    path = tmp_path / "bad.fxr"
+    for at in [*range(0, 80), *range(80, len(data), 7)]:
+        for damaged in (data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1 :], data[:at]):
+            path.write_bytes(damaged)
+            with contextlib.suppress(TraceFileError):
+                TraceResult.load(path)

@@ -324,9 +324,15 @@ class Pieces(Column):
         self.rows = 0
 
     def extend(self, encoding: str, params: dict[str, Any], blobs: list[bytes], rows: int) -> None:
+        """Add a chunk's values. A ``copy`` column's ``params`` hold the `Pieces` it copies
+        (``source``), as the reader resolved its name."""
         key = f"{encoding}:{bool(params.get('table'))}"
         if not self.pieces or self.pieces[-1][1] != key:
-            self.pieces.append((self.rows, key, new_column(encoding, params)))
+            if encoding == "copy":
+                column: Column = _Copy(params.get("source"), params.get("prefix"), self.rows)
+            else:
+                column = new_column(encoding, params)
+            self.pieces.append((self.rows, key, column))
             self.starts.append(self.rows)
         self.pieces[-1][2].extend(encoding, params, blobs, rows)
         self.rows += rows
@@ -347,9 +353,38 @@ class Pieces(Column):
     def kinds(self) -> set[str]:
         return set().union(*(column.kinds() for column in self.columns()))
 
+    def longest(self) -> int:
+        return max((column.longest() for column in self.columns()), default=0)
+
     def columns(self) -> list[Column]:
         """The pieces (for checks of every value)."""
         return [column for _, _, column in self.pieces]
+
+
+class _Copy(Column):
+    """Another field's values with a prefix: node ids, ``n`` and the span id."""
+
+    def __init__(self, source: Any, prefix: Any, start: int) -> None:
+        if not isinstance(source, Pieces) or not isinstance(prefix, str):
+            raise TraceFileError("a column copies no column")
+        self.source, self.prefix, self.start = source, prefix, start
+        self.rows = 0
+
+    def extend(self, encoding: str, params: dict[str, Any], blobs: list[bytes], rows: int) -> None:
+        self.rows += rows
+
+    def value(self, row: int) -> Any:
+        return self.prefix + self.source.value(self.start + row)
+
+    def many(self, rows: Iterable[int], raw: bool = False) -> list[Any]:
+        prefix, start = self.prefix, self.start
+        return [prefix + v for v in self.source.many([start + r for r in rows])]
+
+    def kinds(self) -> set[str]:
+        return self.source.kinds()  # str, or the copy is refused with its source
+
+    def longest(self) -> int:
+        return len(self.prefix) + self.source.longest()
 
 
 def blob_count(encoding: str, params: dict[str, Any]) -> int:

@@ -17,7 +17,9 @@ inside, a 4-byte length, a JSON header, and the binary blobs the header lists.
 2. one frame per chunk of up to `CHUNK_ROWS` calls in pre-order: ``{"rows": n,
    "columns": [[field, encoding, parameters, blob count], ...], "blobs": [sizes]}``
    with the calls' ``parent`` (the row of each one's parent, -1 for a root) as
-   8-byte integers first, then each field's column (`flow_xray.formats.columnar`);
+   8-byte integers first, then each field's column (`flow_xray.formats.columnar`;
+   ``id``, when it is ``n`` and the span id as flow-xray makes it, is written as
+   ``copy`` of ``span_id`` with that prefix, and takes no bytes);
 3. the end: ``{"end": true, "rows": N}``. A file without it was cut short.
 
 Reading is `flow_xray.formats.compact_read`. No OpenTelemetry here.
@@ -35,7 +37,7 @@ from operator import attrgetter
 from typing import Any, Final
 
 from flow_xray.files import write_chunks_atomic
-from flow_xray.formats.columnar import encode_column, little_endian
+from flow_xray.formats.columnar import Encoded, encode_column, little_endian
 from flow_xray.jsontext import gc_paused
 from flow_xray.tree.lazy import LAZY_FIELDS, RowReader, unfilled_rows
 from flow_xray.tree.model import SPAN_FIELDS, TraceNode, TraceResult, child_nodes
@@ -82,10 +84,21 @@ def _chunk(nodes: Sequence[TraceNode], parents: array[int]) -> bytes:
     described: list[list[Any]] = []
     blobs = [little_endian(parents)]
     for name in SPAN_FIELDS:
-        encoding, params, parts = encode_column(columns.pop(name))
+        values = columns.pop(name) if name != "span_id" else columns["span_id"]
+        encoded: Encoded = (
+            ("copy", {"of": "span_id", "prefix": "n"}, [])
+            if name == "id" and _node_ids(values, columns["span_id"])
+            else encode_column(values)
+        )
+        encoding, params, parts = encoded
         described.append([name, encoding, params, len(parts)])
         blobs += parts
     return _frame({"rows": len(nodes), "columns": described}, blobs)
+
+
+def _node_ids(ids: list[Any], span_ids: list[Any]) -> bool:
+    """Whether each id is flow-xray's for its span: ``n`` and the span id (not stored twice)."""
+    return set(map(type, span_ids)) == {str} and ids == ["n" + s for s in span_ids]
 
 
 def _frame(header: dict[str, Any], blobs: list[bytes]) -> bytes:

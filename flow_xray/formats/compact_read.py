@@ -162,9 +162,18 @@ def _add_chunk(
         parts, at = blobs[at : at + count], at + count
         if name in columns and name not in seen:
             seen.add(name)
+            if encoding == "copy":
+                params = {**params, "source": _copied(name, params, columns)}
             columns[name].extend(encoding, params, parts, rows)
     if len(seen) != len(columns):
         raise TraceFileError("damaged compact trace (a chunk lacks a column)")
+
+
+def _copied(name: str, params: dict[str, Any], columns: dict[str, Pieces]) -> Pieces:
+    """The column a ``copy`` column copies: node ids copy span ids, nothing else is copied."""
+    if name != "id" or params.get("of") != "span_id":
+        raise TraceFileError(f"damaged compact trace (column {name!r} copies another)")
+    return columns["span_id"]
 
 
 def _check_column(name: str, column: Pieces) -> None:

@@ -386,3 +386,19 @@ def test_any_flipped_byte_or_cut_gives_an_error_or_a_trace(tmp_path: Path) -> No
             path.write_bytes(damaged)
             with contextlib.suppress(TraceFileError):
                 TraceResult.load(path)
+
+
+def test_node_ids_are_stored_once_with_their_span_ids(tmp_path: Path, saved: bytes) -> None:
+    """flow-xray's node ids (``n`` and the span id) are written as a copy of the span ids;
+    a file claiming to copy any other column is refused."""
+    frames = _frames(saved)
+    size = int.from_bytes(frames[1][:4], "little")
+    columns = json.loads(frames[1][4 : 4 + size])["columns"]
+    assert ["id", "copy", {"of": "span_id", "prefix": "n"}, 0] in columns
+    for column in columns:
+        column[2] = {"of": "name", "prefix": "n"} if column[0] == "id" else column[2]
+    frames[1] = _with_header(frames[1], columns=columns)
+    path = tmp_path / "odd.fxr"
+    path.write_bytes(_packed(frames))
+    with pytest.raises(TraceFileError, match="copies another"):
+        TraceResult.load(path)

@@ -1,6 +1,7 @@
 """Reading and writing the paths flow-xray is given, without harming what is there.
 
-Writing (`write_text_atomic`), by what the path is:
+Writing (`write_text_atomic`, and `write_chunks_atomic` for a file made piece by
+piece without ever holding all of it), by what the path is:
 
 - a regular file, or nothing yet: replaced atomically. The text goes to a new
   file in the same folder, renamed over the target once complete, so a reader
@@ -34,7 +35,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import suppress
 from typing import IO, Final
 
@@ -112,9 +113,28 @@ def write_text_atomic(
     """
     target = os.fspath(path)
     if target == "-":
-        _to_stream(stdout if stdout is not None else sys.stdout, text)
+        _to_stream(stdout if stdout is not None else sys.stdout, _chunks(text), text)
         return
     _check_encodable(text, target)
+    write_chunks_atomic(path, _chunks(text))
+
+
+def write_chunks_atomic(
+    path: str | os.PathLike[str], chunks: Iterable[bytes], stdout: IO[str] | None = None
+) -> None:
+    """Write the bytes ``chunks`` gives, one after another, to ``path``, as
+    `write_text_atomic` writes text: a regular file is replaced only once every
+    chunk is written (a failure of the producer, an exception included, leaves
+    the old file and no new one), a device or FIFO is written through as the
+    chunks come. Only one chunk is held at a time.
+
+    Raises:
+        OSError: as `write_text_atomic`.
+    """
+    target = os.fspath(path)
+    if target == "-":
+        _to_stream(stdout if stdout is not None else sys.stdout, chunks)
+        return
     try:
         info: os.stat_result | None = _stat(target)
     except FileNotFoundError:
@@ -122,11 +142,11 @@ def write_text_atomic(
     if info is not None and not stat.S_ISREG(info.st_mode):
         if not (stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
             raise _refused(target, info.st_mode, "write")
-        _write_through(target, text, append=False)
+        _write_through(target, chunks, append=False)
     elif info is not None and _names_an_open_file(target):
-        _write_through(target, text, append=True)
+        _write_through(target, chunks, append=True)
     else:
-        _replace_atomically(os.path.realpath(target), text, info)
+        _replace_atomically(os.path.realpath(target), chunks, info)
 
 
 def _check_encodable(text: str, target: str) -> None:
@@ -160,32 +180,37 @@ def _chunks(text: str) -> Iterator[bytes]:
         yield text[start : start + _CHUNK].encode("utf-8")
 
 
-def _write_all(fd: int, text: str) -> None:
-    for chunk in _chunks(text):
+def _write_all(fd: int, chunks: Iterable[bytes]) -> None:
+    for chunk in chunks:
         view = memoryview(chunk)
         while view:
             view = view[_write(fd, view) :]
 
 
-def _to_stream(stream: IO[str] | None, text: str) -> None:
-    """Standard output: bytes to its buffer when it has one (after what is queued), else text."""
+def _to_stream(stream: IO[str] | None, chunks: Iterable[bytes], text: str | None = None) -> None:
+    """Standard output: bytes to its buffer when it has one (after what is queued), else
+    ``text`` (or the chunks decoded, what is not UTF-8 shown escaped)."""
     if stream is None:
         raise OSError(errno.EBADF, "there is no standard output", "-")
     try:
         stream.flush()
         buffer = getattr(stream, "buffer", None)
         if buffer is not None:
-            for chunk in _chunks(text):
+            for chunk in chunks:
                 buffer.write(chunk)
             buffer.flush()
-        else:
+        elif text is not None:
             stream.write(text)
+            stream.flush()
+        else:
+            for chunk in chunks:
+                stream.write(chunk.decode("utf-8", "backslashreplace"))
             stream.flush()
     except ValueError:  # closed or detached
         raise OSError(errno.EBADF, "standard output is closed", "-") from None
 
 
-def _write_through(target: str, text: str, *, append: bool) -> None:
+def _write_through(target: str, chunks: Iterable[bytes], *, append: bool) -> None:
     """A device or FIFO (or a /dev, /proc path): opened without creating, truncating or waiting."""
     flags = os.O_WRONLY | _O_CLOEXEC | _O_NOCTTY | _O_NONBLOCK | _O_BINARY
     try:
@@ -202,12 +227,12 @@ def _write_through(target: str, text: str, *, append: bool) -> None:
             raise OSError(errno.EAGAIN, "the file changed while it was being written", target)
         if _set_blocking is not None:
             _set_blocking(fd, True)  # opened without waiting; a slow reader is waited for
-        _write_all(fd, text)
+        _write_all(fd, chunks)
     finally:
         _close(fd)
 
 
-def _replace_atomically(real: str, text: str, old: os.stat_result | None) -> None:
+def _replace_atomically(real: str, chunks: Iterable[bytes], old: os.stat_result | None) -> None:
     """Write a new file beside ``real`` and rename it over ``real``."""
     folder, name = os.path.split(real)
     fd, temporary = _new_file(folder or ".", name)
@@ -215,7 +240,7 @@ def _replace_atomically(real: str, text: str, old: os.stat_result | None) -> Non
         try:
             if old is not None:
                 _keep_mode_and_owner(fd, old)
-            _write_all(fd, text)
+            _write_all(fd, chunks)
         finally:
             _close(fd)
         now = _current(real)
@@ -302,9 +327,21 @@ def read_text(path: str | os.PathLike[str], encoding: str = "utf-8-sig") -> str:
             (a FIFO, a device, a directory, a socket: refused without blocking).
         UnicodeDecodeError: the file is not in ``encoding``.
     """
+    stdin = sys.stdin
+    if os.fspath(path) == "-" and stdin is not None and getattr(stdin, "buffer", None) is None:
+        return stdin.read()  # a text stream only (a test's StringIO)
+    return read_bytes(path).decode(encoding)
+
+
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a regular file, or of standard input for ``-``, as `read_text` reads them.
+
+    Raises:
+        OSError: as `read_text`.
+    """
     source = os.fspath(path)
     if source == "-":
-        return _read_stdin(encoding)
+        return _read_stdin()
     flags = os.O_RDONLY | _O_CLOEXEC | _O_NOCTTY | _O_NONBLOCK | _O_BINARY
     try:
         fd = _open(source, flags)
@@ -320,18 +357,18 @@ def read_text(path: str | os.PathLike[str], encoding: str = "utf-8-sig") -> str:
             data = raw.readall()
     finally:
         _close(fd)
-    return data.decode(encoding)
+    return data
 
 
-def _read_stdin(encoding: str) -> str:
+def _read_stdin() -> bytes:
     stream = sys.stdin
     if stream is None:
         raise OSError(errno.EBADF, "there is no standard input", "-")
     buffer = getattr(stream, "buffer", None)
-    if buffer is None:
-        return stream.read()
+    if buffer is None:  # a text stream only (a test's StringIO)
+        return stream.read().encode("utf-8", "surrogateescape")
     data: bytes = buffer.read()
-    return data.decode(encoding)
+    return data
 
 
 def read_problem(path: str) -> str | None:

@@ -20,7 +20,7 @@ from flow_xray.errors import FlowXrayError
 @click.option("--title", help="Title of the viewer page.")
 @click.option("--open", "open_browser", is_flag=True, help="Open the viewer in a web browser.")
 def view(file: str, html_path: str | None, title: str | None, open_browser: bool) -> int:
-    """Render a saved trace (flow-xray JSON, OTLP JSON lines or Jaeger JSON) as the HTML viewer.
+    """Render a saved trace (flow-xray JSON or .fxr, OTLP JSON, Jaeger JSON, ...) as the viewer.
 
     FILE `-` reads standard input; --html `-` writes the page to standard output.
     """

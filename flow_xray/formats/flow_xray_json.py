@@ -21,7 +21,6 @@ from typing import Any
 from flow_xray import jsontext
 from flow_xray.analysis.accounting import analyze
 from flow_xray.errors import TraceFileError
-from flow_xray.files import write_text_atomic
 from flow_xray.formats.parsed import MAX_ID_CHARS, MAX_UNIX_NANOS, Parsed, id_problem, shown
 from flow_xray.serialize.text import has_unwritable, writable, writable_data
 from flow_xray.tree.model import (
@@ -106,7 +105,7 @@ class _FileRules:
         return value
 
 
-_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "id": (str,),
     "kind": (str,),
     "inputs": (dict,),
@@ -132,7 +131,7 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
 
 def _check_types(kwargs: Mapping[str, Any], where: str) -> None:
     for key, value in kwargs.items():
-        expected = _FIELD_TYPES.get(key)
+        expected = FIELD_TYPES.get(key)
         if expected is not None and not isinstance(value, expected):
             names = " or ".join("null" if t is type(None) else t.__name__ for t in expected)
             raise TraceFileError(f"trace node {where}: {key!r} must be {names}, got {shown(value)}")
@@ -162,7 +161,7 @@ def _check_ranges(values: Mapping[str, Any], where: str) -> None:
             raise TraceFileError(f"trace node {where}: {problem}")
     meta = values.get("meta")
     if meta:
-        _check_usage(meta, where)
+        check_usage(meta, where)
 
 
 _COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")
@@ -170,7 +169,7 @@ _MAX_COUNT = 2**63  # OTLP's int64
 _MAX_COST = 1e15
 
 
-def _check_usage(meta: Mapping[str, Any], where: str) -> None:
+def check_usage(meta: Mapping[str, Any], where: str) -> None:
     """Token counts: ints within int64; a cost: a finite number (totals add them up)."""
     for key in _COUNTS:
         value = meta.get(key)
@@ -228,8 +227,11 @@ def result_to_json(result: TraceResult, indent: int | None = None) -> str:
 
 
 def save(result: TraceResult, path: str | os.PathLike[str]) -> None:
-    """Write the JSON envelope of ``result`` to ``path`` (`TraceResult.save`)."""
-    write_text_atomic(path, result_to_json(result))
+    """Write the JSON envelope of ``result`` to ``path`` (`TraceResult.save`), as a stream
+    (`flow_xray.formats.json_stream`): the text `result_to_json` gives, never all at once."""
+    from flow_xray.formats.json_stream import save_json  # noqa: PLC0415  (it imports this)
+
+    save_json(result, path)
 
 
 def recognises(parsed: Parsed) -> bool:

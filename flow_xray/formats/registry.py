@@ -15,10 +15,12 @@ from typing import Any
 
 from flow_xray import jsontext
 from flow_xray.errors import TraceFileError
-from flow_xray.files import read_text
+from flow_xray.files import read_bytes
 from flow_xray.formats import (
     backend_api,
     chrome_trace,
+    compact,
+    compact_read,
     flow_xray_json,
     jaeger_json,
     otlp_json,
@@ -74,7 +76,8 @@ FORMATS: tuple[TraceFormat, ...] = (
 def load_trace(path: str | os.PathLike[str]) -> TraceResult:
     """Read a saved trace in any format flow-xray knows, telling formats apart by content.
 
-    Formats: flow-xray JSON (``TraceResult.save``, ``flow-xray run --json``);
+    Formats: flow-xray JSON (``TraceResult.save``, ``flow-xray run --json``); the compact
+    flow-xray file (``TraceResult.save("t.fxr")``, told by its first bytes, whatever its name);
     OTLP JSON, one object per line as the Collector's ``file`` exporter writes
     (``flow-xray run --otlp-json``), a single object or several one after another
     (``jq .`` output), with camelCase or snake_case keys; Jaeger JSON, what
@@ -93,9 +96,16 @@ def load_trace(path: str | os.PathLike[str]) -> TraceResult:
     """
     label = "standard input" if os.fspath(path) == "-" else os.fspath(path)
     try:
-        text = read_text(path)  # tolerates a BOM
+        data = read_bytes(path)
     except OSError as exc:
         raise TraceFileError(f"cannot read {label}: {exc.strerror or exc}") from None
+    if compact_read.is_compact(data):
+        try:
+            return compact_read.read_compact(data)
+        except TraceFileError as exc:
+            raise TraceFileError(f"{label}: {exc}") from None
+    try:
+        text = data.decode("utf-8-sig")  # tolerates a BOM
     except UnicodeDecodeError as exc:
         raise TraceFileError(
             f"cannot read {label}: not UTF-8 text (byte {exc.start}: {exc.reason})"
@@ -134,3 +144,26 @@ def _documents(text: str, label: str) -> list[Any]:
             where = "" if not documents else f" (line {line}, after {len(documents)} documents)"
             raise TraceFileError(f"{label} is not a trace: not JSON{where} ({exc})") from None
         documents.append(document)
+
+
+SAVE_FORMATS = ("json", "compact")
+
+
+def save_trace(
+    result: TraceResult, path: str | os.PathLike[str], format: str | None = None
+) -> None:
+    """Write ``result`` to ``path`` (`TraceResult.save`): ``format`` ``"json"`` (the JSON
+    envelope, version 1) or ``"compact"`` (`flow_xray.formats.compact`); None picks compact
+    for a name ending ``.fxr``, JSON for any other.
+
+    Raises:
+        ValueError: ``format`` is not one of `SAVE_FORMATS`.
+    """
+    if format is None:
+        format = "compact" if os.fspath(path).lower().endswith(compact.SUFFIX) else "json"
+    if format == "compact":
+        compact.save_compact(result, path)
+    elif format == "json":
+        flow_xray_json.save(result, path)
+    else:
+        raise ValueError(f"format must be one of {', '.join(SAVE_FORMATS)}, not {format!r}")

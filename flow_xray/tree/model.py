@@ -331,16 +331,22 @@ class TraceResult:
 
         return result_to_json(self, indent)
 
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the JSON envelope to ``path``."""
-        from flow_xray.formats.flow_xray_json import save  # noqa: PLC0415, RUF100
+    def save(self, path: str | os.PathLike[str], format: str | None = None) -> None:
+        """Write the trace to ``path``: the JSON envelope, or with ``format="compact"`` (the
+        default for a ``.fxr`` name) the compact file, a few dozen bytes per call, that
+        `load` and ``flow-xray view`` read as well (`flow_xray.formats.registry`).
 
-        save(self, path)
+        Raises:
+            ValueError: ``format`` is neither ``"json"`` nor ``"compact"``.
+        """
+        from flow_xray.formats.registry import save_trace  # noqa: PLC0415, RUF100
+
+        save_trace(self, path, format)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> TraceResult:
-        """Read a saved trace: flow-xray JSON (``save`` / ``to_json``) or any other format
-        `flow_xray.formats.registry.load_trace` reads (OTLP JSON lines, ...).
+        """Read a saved trace: flow-xray JSON or compact (``save`` / ``to_json``), or any other
+        format `flow_xray.formats.registry.load_trace` reads (OTLP JSON lines, ...).
 
         Raises:
             TraceFileError: the file cannot be read or is not a trace.

@@ -95,11 +95,13 @@ class Plan:
 
         With ``raw`` (read-only use) spans with equal kept values share one
         dict: the calls of one function usually do (their source location).
+        Not when the span carries chat messages: promoting them (`promote_messages`)
+        takes them out of the dict.
         """
         if not self.others:
             return empty(raw)
         taken = self.take_others(values)
-        if raw:
+        if raw and not self.messages:
             if self.limits is not get_limits():  # kept values were scrubbed under these
                 self.shared.clear()
                 self.limits = get_limits()

@@ -29,12 +29,13 @@ the same spans (a ``TracerProvider`` with ``SimpleSpanProcessor`` ->
 inputs and outputs as JSON with their mime types); viztracer (when installed)
 without and with the calls' arguments and return values.
 
-The second table is files: ``save()`` of the trace (time, size, bytes per call,
-peak RSS of the process while saving: the high-water mark is reset just before),
-``TraceResult.load`` of that file in a fresh process (time and that process's
-peak RSS) and ``flow-xray view`` of it as a real subprocess (CPU and wall time,
-peak RSS of that process, interpreter start included). viztracer's rows show its
-``save()`` the same way.
+The second table is files, in both forms ``save()`` writes: the JSON envelope
+(``save("trace.json")``) and the compact file (``save("trace.fxr")``). For each:
+``save()`` of the trace (time, size, bytes per call, peak RSS of the process while
+saving: the high-water mark is reset just before), ``TraceResult.load`` of that file
+in a fresh process (time and that process's peak RSS) and ``flow-xray view`` of it as
+a real subprocess (CPU and wall time, peak RSS of that process, interpreter start
+included). viztracer's rows show its ``save()`` the same way.
 """
 
 from __future__ import annotations
@@ -134,7 +135,14 @@ def child_flow_xray(size: int, html: bool, path: str) -> dict[str, Any]:
         out["peak_html_mb"] = peak_rss_mb() - base
         del page
     out.update(_saved(functools.partial(result.save, path), path, nodes))
+    compact = _compact_path(path)
+    out["compact"] = _saved(functools.partial(result.save, compact), compact, nodes)
     return out
+
+
+def _compact_path(path: str) -> str:
+    """The compact file saved beside the JSON one (``trace.fxr``)."""
+    return os.path.splitext(path)[0] + ".fxr"
 
 
 def child_load(path: str) -> dict[str, Any]:
@@ -323,10 +331,15 @@ def run_size(size: int, tools: list[str], html: bool) -> list[str]:
             if out is None:
                 continue
             print(_capture_row(tool, out), flush=True)
+            compact = out.pop("compact", None)
             if tool == "flow-xray":
                 _open_file(out, size, path, folder)
             if "save_s" in out:
-                files.append(_files_row(tool, out))
+                files.append(_files_row(f"{tool} json" if compact else tool, out))
+            if compact is not None:
+                compact["calls"] = out["calls"]
+                _open_file(compact, size, _compact_path(path), folder)
+                files.append(_files_row(f"{tool} fxr", compact))
     return files
 
 
@@ -365,6 +378,7 @@ def main(argv: list[str] | None = None) -> None:
     print(FILES_HEADER)
     for row in files:
         print(row)
+    print('json: save("trace.json"), the JSON envelope; fxr: save("trace.fxr"), the compact file;')
     print("save peak / load peak / view peak: the whole process's peak RSS during that step;")
     print("load: TraceResult.load in a fresh process; view: `python -m flow_xray view` (CPU of")
     print("that process, interpreter start and imports included)")

@@ -1,0 +1,86 @@
+"""The compact file's columns: each form gives back exactly the values it was given."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from flow_xray.formats.columnar import encode_column
+from flow_xray.formats.columnar_read import Pieces
+from flow_xray.jsontext import JsonText
+
+IDS = [f"{n * 0x9E3779B97F4A7C15 % 2**64:016x}" for n in range(1, 600)]
+
+
+def _round_trip(*chunks: list[Any]) -> tuple[list[str], Pieces]:
+    """Each chunk encoded as the writer does, read back into one column."""
+    column, encodings = Pieces(), []
+    for values in chunks:
+        encoding, params, blobs = encode_column(values)
+        encodings.append(encoding)
+        column.extend(encoding, params, blobs, len(values))
+    return encodings, column
+
+
+@pytest.mark.parametrize(
+    ("values", "encoding"),
+    [
+        ([0.5, None, -0.0, 1e300, 0.1], "float"),
+        (IDS, "hex"),
+        (["n" + i for i in IDS[:-1]] + [None], "hex"),
+        (["ok", "error", "ok", None], "table"),
+        ([True, False, None], "table"),
+        ([3, 3, None, 2**70], "table"),
+        ([i.upper() for i in IDS], "json"),  # not lowercase: hex would change them
+        ([{"a": [1, 2]}, "text", None, 5, 1.5, True, [None]], "json"),
+    ],
+)
+def test_values_come_back_as_they_were(values: list[Any], encoding: str) -> None:
+    """Each row's value is the value written, of the same type."""
+    encodings, column = _round_trip(values)
+    assert encodings == [encoding]
+    back = [column.value(row) for row in range(len(values))]
+    assert back == values
+    assert [type(v) for v in back] == [type(v) for v in values]
+
+
+def test_a_float_column_keeps_nan_infinities_and_the_sign_of_zero() -> None:
+    """NaN, both infinities and -0.0 survive (the reader refuses odd times, not this)."""
+    _, column = _round_trip([math.inf, math.nan, -math.inf, -0.0])
+    back = [column.value(row) for row in range(4)]
+    assert back[0] == math.inf and math.isnan(back[1]) and back[2] == -math.inf
+    assert math.copysign(1, back[3]) == -1
+
+
+def test_json_objects_are_handed_to_a_page_as_their_text() -> None:
+    """``many(raw=True)``: an object or array as its `JsonText`, a scalar decoded."""
+    values = [JsonText('{"x": 1}'), {"y": [2]}, 7, "s"] * 200
+    _, column = _round_trip(values)
+    assert column.many(range(4), raw=True) == ['{"x": 1}', '{"y": [2]}', 7, "s"]
+    assert type(column.many([0], raw=True)[0]) is JsonText
+    assert column.many(range(4)) == [{"x": 1}, {"y": [2]}, 7, "s"]
+
+
+def test_chunks_written_in_different_forms_read_as_one_column() -> None:
+    """A column that is a table in one chunk and JSON texts in the next reads in order."""
+    first, second = ["a", "b"] * 10, [{"k": i} for i in range(40)]
+    encodings, column = _round_trip(first, second, first)
+    assert encodings == ["table", "json", "table"]
+    assert column.many(range(80)) == first + second + first
+
+
+def test_each_value_read_is_a_new_object() -> None:
+    """Rows written as one shared text are decoded anew each time they are read."""
+    shared = {"k": [1]}
+    _, column = _round_trip([shared] * 50)
+    one, two = column.value(0), column.value(1)
+    assert one == two == shared and one is not two
+
+
+def test_lone_surrogates_are_kept() -> None:
+    """A string UTF-8 cannot encode (a lone surrogate) comes back unchanged, in any form."""
+    values = ["a\udc80"] * 3 + [f"b\udc80{i}" for i in range(600)]
+    _, column = _round_trip(values)
+    assert column.many(range(len(values))) == values

@@ -126,14 +126,25 @@ FX.search = (function () {
   }
 
   // The function telling whether a node matches every term. Free text is searched in one
-  // lower-cased string per node, built on first use and kept (nodes are not changed).
+  // lower-cased string per node, built on first use and kept (nodes are not changed); an
+  // object many nodes share (their attributes, read from one text) is written out once.
   function matcher(parsed) {
     const cache = new WeakMap();
+    const shared = new WeakMap();
+    const lowerOnce = function (v) {
+      if (v === null || typeof v !== "object") return lower(v);
+      let text = shared.get(v);
+      if (text === undefined) {
+        text = lower(v);
+        shared.set(v, text);
+      }
+      return text;
+    };
     const haystack = function (node) {
       let text = cache.get(node);
       if (text === undefined) {
         text = [node.name, node.error, node.inputs, node.output, node.meta, node.attributes, node.kind]
-          .map(lower).join("\n");
+          .map(lowerOnce).join("\n");
         cache.set(node, text);
       }
       return text;

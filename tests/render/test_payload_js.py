@@ -1,0 +1,90 @@
+"""The page's own decoder (``static/payload.js``, under Node.js) reads what `pack` writes."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import shutil
+import struct
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from flow_xray.jsontext import JsonText
+from flow_xray.render.payload import pack, unpack
+
+DECODER = Path(__file__).resolve().parent / "js" / "decode_payload.js"
+SPAN = [f"{(i * 0x9E3779B97F4A7C15) % (1 << 64):016x}" for i in range(300)]
+
+
+def decoded(packed: dict[str, Any], e2e_missing: Callable[[str], Any]) -> Any:
+    """The rows payload.js makes of ``packed`` (each row's fields that are not undefined)."""
+    node = shutil.which("node")
+    if node is None:
+        e2e_missing("node (Node.js) is not installed")
+    done = subprocess.run(
+        [node, str(DECODER)], input=json.dumps(packed), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def kinds(packed: dict[str, Any]) -> dict[str, str]:
+    """Each column's kind in a packed payload (as `unpack` reads it)."""
+    data = gzip.decompress(base64.b64decode(packed["packed"]))
+    (size,) = struct.unpack_from("<I", data)
+    return {c[0]: c[1] for c in json.loads(data[4 : 4 + size])["columns"]}
+
+
+def test_the_page_decodes_every_column_kind_as_unpack_does(
+    e2e_missing: Callable[[str], Any],
+) -> None:
+    """300 calls with ids, span ids, exact and inexact times, nulls, shared and own details
+    and absent fields: the browser's decoder gives the rows `unpack` gives, kind by kind."""
+    count = len(SPAN)
+    columns: dict[str, list[Any]] = {
+        "id": ["n" + s for s in SPAN],
+        "span_id": SPAN,
+        "name": [f"step_{i % 7}" for i in range(count)],
+        "kind": ["chain"] * count,
+        "start_ms": [i * 1000.5 / 7 for i in range(count)],
+        "latency_ms": [(i * 7919 % 1000003) / 1e6 for i in range(count)],
+        "self_ms": [None if i % 5 == 0 else i / 3 for i in range(count)],
+        "flag": [i % 2 == 0 for i in range(count)],
+        "parent": [i - 1 for i in range(count)],
+        "inputs": [JsonText(json.dumps({"i": i, "q": f"question \u00e9 {i}"})) for i in SPAN],
+        "attributes": [{"code.function.name": f"step_{i % 7}"} for i in range(count)],
+        "error": [None if i % 3 else "ValueError: bad" for i in range(count)],
+    }
+    packed = pack({"mode": "trace", "title": "t"}, columns, {"error": [1, 2], "self_ms": [7]})
+    assert kinds(packed) == {
+        "id": "p",
+        "span_id": "X",
+        "name": "s",
+        "kind": "c",
+        "start_ms": "F",
+        "latency_ms": "N",
+        "self_ms": "F",
+        "flag": "v",
+        "parent": "v",
+        "inputs": "J",
+        "attributes": "j",
+        "error": "s",
+    }
+    page = decoded(packed, e2e_missing)
+    assert page["head"] == {"mode": "trace", "title": "t"}
+    assert page["rows"] == unpack(packed)["nodes"]
+
+
+def test_times_in_whole_nanoseconds_are_read_back_exactly(
+    e2e_missing: Callable[[str], Any],
+) -> None:
+    """Times that are nanoseconds over 1e6 (large and out of order too) travel as integers
+    and come back as the very same floats."""
+    starts = [0.0, 27356.207801, 0.029574, 86_400_000.000001, 3.5, 1e-06, 9_007_199_254.74]
+    packed = pack({"mode": "trace"}, {"start_ms": starts})
+    assert kinds(packed) == {"start_ms": "N"}
+    assert [row["start_ms"] for row in decoded(packed, e2e_missing)["rows"]] == starts
+    assert [row["start_ms"] for row in unpack(packed)["nodes"]] == starts

@@ -19,13 +19,18 @@ DECODER = Path(__file__).resolve().parent / "js" / "decode_payload.js"
 SPAN = [f"{(i * 0x9E3779B97F4A7C15) % (1 << 64):016x}" for i in range(300)]
 
 
-def decoded(packed: dict[str, Any], e2e_missing: Callable[[str], Any]) -> Any:
-    """The rows payload.js makes of ``packed`` (each row's fields that are not undefined)."""
+def decoded(packed: dict[str, Any], e2e_missing: Callable[[str], Any], *queries: str) -> Any:
+    """The rows payload.js makes of ``packed`` (each row's fields that are not undefined),
+    and each query's matches among them and among plain copies (see decode_payload.js)."""
     node = shutil.which("node")
     if node is None:
         e2e_missing("node (Node.js) is not installed")
     done = subprocess.run(
-        [node, str(DECODER)], input=json.dumps(packed), capture_output=True, text=True, timeout=60
+        [node, str(DECODER), *queries],
+        input=json.dumps(packed),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
@@ -88,3 +93,64 @@ def test_times_in_whole_nanoseconds_are_read_back_exactly(
     assert kinds(packed) == {"start_ms": "N"}
     assert [row["start_ms"] for row in decoded(packed, e2e_missing)["rows"]] == starts
     assert [row["start_ms"] for row in unpack(packed)["nodes"]] == starts
+
+
+DETAILS = [
+    '{"step":1,"query":"Question Number 1"}',  # canonical: searched as written
+    '{"step": 2, "query": "spaced out"}',  # spaces: written out again before the search
+    '{"a":1.50,"b":1e3,"c":-0,"d":12345678901234567}',  # numbers JavaScript writes otherwise
+    '{"q":"caf\\u00e9 \\u001f \\/"}',  # escapes JavaScript writes otherwise
+    '{"b":1,"10":"ten","a":{"0":"zero"}}',  # keys JavaScript puts first
+    '{"x":1,"x":2}',  # a repeated key: the last one stays
+    '["list",{"nested":[true,null]}]',
+    '"just a string"',
+    "null",
+]
+QUERIES = [
+    "question",
+    '"question number 1"',
+    '"step":2',
+    '"step": 2',
+    "1.5",
+    "1.50",
+    "1000",
+    '"c":0',
+    "-0",
+    "12345678901234568",
+    "café",
+    "\\u00e9",
+    "\\/",
+    '{"10":"ten","b":1',
+    '"x":2',
+    '"x":1',
+    '"nested":[true,null]',
+    "just",
+    '"just',
+    "null",
+    "-question",
+    "x:2",
+    "step:2",
+]
+
+
+def test_search_finds_in_decoded_rows_what_it_finds_in_the_values(
+    e2e_missing: Callable[[str], Any],
+) -> None:
+    """Free-text search reads canonical detail texts unparsed: for inputs JavaScript would
+    write out differently (spaces, numbers, escapes, key order, repeated keys), every query
+    matches the same rows as on plain objects holding the parsed values."""
+    count = 300  # enough for each row's own text ("J"); outputs share theirs ("j")
+    columns: dict[str, list[Any]] = {
+        "name": [f"call_{i}" for i in range(count)],
+        "inputs": [JsonText(f"[{i},{DETAILS[i % len(DETAILS)]}]") for i in range(count)],
+        "output": [JsonText(DETAILS[-1 - i % len(DETAILS)]) for i in range(count)],
+    }
+    packed = pack({"mode": "trace"}, columns)
+    assert (kinds(packed)["inputs"], kinds(packed)["output"]) == ("J", "j")
+    page = decoded(packed, e2e_missing, *QUERIES)
+    found = {query: m["decoded"] for query, m in page["matches"].items()}
+    assert found == {query: m["plain"] for query, m in page["matches"].items()}
+    assert found['"question number 1"'] == [i for i in range(count) if i % 9 in (0, 8)]
+    # (-0 as JavaScript writes it: 0; 1.50: 1.5)
+    assert found['"c":0'] == [i for i in range(count) if i % 9 in (2, 6)]
+    assert found["1.50"] == []

@@ -1,6 +1,8 @@
 // payload.js -> FX.payload: the embedded trace data, inflated and decoded (render/payload.py).
 // Public: read() -- a promise of the page's data object; unpack(embedded) -- the same from the
-// parsed #fx-data object. Trace pages hold {"format": 3, "packed": base64 of gzip of: the
+// parsed #fx-data object; canonicalText(row, key) -- the JSON text of a row's detail field
+// (an object or array) when it is exactly JSON.stringify of the value read, else undefined
+// (search.js searches that text instead of writing the value out again); isCanonical(text). Trace pages hold {"format": 3, "packed": base64 of gzip of: the
 // length of a JSON document, the document (head, strings, columns), binary columns, then the
 // detail texts, NUL-separated}; other pages hold their data as plain JSON, returned as it is.
 // A million-call page must open in seconds and small, so the columns stay columns: numbers
@@ -12,6 +14,7 @@ FX.payload = (function () {
   const FORMAT = 3;
   const SEPARATOR = 0;
   const ROW = Symbol("row");
+  const RAW = Symbol("raw texts");
 
   function read() {
     return Promise.resolve().then(function () {
@@ -134,11 +137,29 @@ FX.payload = (function () {
     throw new Error("unknown packed column kind " + String(kind));
   }
 
+  // For a column of texts each row its own ("J"), the function giving row i's text when it
+  // is canonical (isCanonical), else undefined. (Texts shared by many rows are parsed once
+  // and their values shared: search.js writes each such value out once.)
+  function rawReader(column, texts) {
+    const first = column[2];
+    const absent = new Set(column[3]);
+    return function (i) {
+      if (absent.size && absent.has(i)) return undefined;
+      const text = texts.at(first + i);
+      return isCanonical(text) ? text : undefined;
+    };
+  }
+
   function decode(body, blob, texts) {
     const count = body.count;
     function Row(i) { this[ROW] = i; }
     const readers = {};
-    for (const column of body.columns) readers[column[0]] = reader(column, body, blob, texts, readers);
+    const raw = {};
+    for (const column of body.columns) {
+      readers[column[0]] = reader(column, body, blob, texts, readers);
+      if (column[1] === "J") raw[column[0]] = rawReader(column, texts);
+    }
+    Row.prototype[RAW] = raw;
     for (const column of body.columns) field(Row.prototype, column[0], readers[column[0]], column[3], count);
     const rows = new Array(count);
     for (let i = 0; i < count; i++) rows[i] = new Row(i);
@@ -170,5 +191,130 @@ FX.payload = (function () {
     });
   }
 
-  return { read: read, unpack: unpack };
+  function canonicalText(row, key) {
+    const raw = row && row[RAW];
+    if (!raw || !raw[key] || Object.prototype.hasOwnProperty.call(row, key)) return undefined;
+    return raw[key](row[ROW]);
+  }
+
+  // Whether JSON.stringify(JSON.parse(text)) === text, for an object or array, judged by one
+  // scan that accepts only a subset of JSON where that holds: no whitespace between tokens,
+  // integers of at most 15 digits (never -0), strings without \u or \/ escapes, object keys
+  // neither repeated nor made of digits only (JavaScript puts those first). False says
+  // nothing (the value is then written out to be searched).
+  const VALUE = 0, KEY = 1, COLON = 2, NEXT = 3;  // what isCanonical expects next
+
+  function isCanonical(text) {
+    const n = text.length;
+    const first = text.charCodeAt(0);
+    if (first !== 123 && first !== 91) return false;  // { [
+    const stack = [];  // per open container: an array of its keys (objects) or null (arrays)
+    let i = 0;
+    let want = VALUE;  // NEXT: a comma or the close of the open container
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (want === COLON) {
+        if (c !== 58) return false;
+        i++;
+        want = VALUE;
+      } else if (want === NEXT) {
+        if (!stack.length) return false;  // something after the whole value
+        const inObject = stack[stack.length - 1] !== null;
+        if (c === 44) {
+          want = inObject ? KEY : VALUE;
+        } else {
+          if (c !== (inObject ? 125 : 93)) return false;
+          stack.pop();
+        }
+        i++;
+      } else if (c === 34) {  // a string: a key or a value
+        const end = stringEnd(text, i);
+        if (end < 0) return false;
+        if (want === KEY) {
+          const keys = stack[stack.length - 1];
+          if (digitsOnly(text, i + 1, end)) return false;
+          const key = text.slice(i + 1, end);
+          if (keys.length && keys.indexOf(key) >= 0) return false;
+          keys.push(key);
+          want = COLON;
+        } else {
+          want = NEXT;
+        }
+        i = end + 1;
+      } else if (want === KEY) {
+        if (c !== 125 || text.charCodeAt(i - 1) !== 123) return false;  // only {}
+        stack.pop();
+        i++;
+        want = NEXT;
+      } else if (c === 123 || c === 91) {
+        stack.push(c === 123 ? [] : null);
+        i++;
+        want = c === 123 ? KEY : VALUE;
+      } else if (c === 93 && text.charCodeAt(i - 1) === 91) {  // []
+        stack.pop();
+        i++;
+        want = NEXT;
+      } else {
+        i = literalEnd(text, i);
+        if (i < 0) return false;
+        want = NEXT;
+      }
+    }
+    return want === NEXT && !stack.length;
+  }
+
+  function digitsOnly(text, start, end) {
+    if (start === end) return false;
+    for (let i = start; i < end; i++) {
+      const c = text.charCodeAt(i);
+      if (c < 48 || c > 57) return false;
+    }
+    return true;
+  }
+
+  // Where true, false, null or an integer JavaScript writes the same (at most 15 digits, not
+  // -0, not followed by a fraction or an exponent) starting at `i` ends; -1 if none does.
+  function literalEnd(text, i) {
+    if (text.startsWith("true", i) || text.startsWith("null", i)) return i + 4;
+    if (text.startsWith("false", i)) return i + 5;
+    let j = text.charCodeAt(i) === 45 ? i + 1 : i;  // -
+    const lead = text.charCodeAt(j);
+    if (lead === 48) {
+      if (j > i) return -1;  // -0
+      j++;
+    } else if (lead >= 49 && lead <= 57) {
+      const start = j;
+      while (j < text.length && text.charCodeAt(j) >= 48 && text.charCodeAt(j) <= 57) j++;
+      if (j - start > 15) return -1;
+    } else {
+      return -1;
+    }
+    const after = text.charCodeAt(j);
+    if (after === 46 || after === 101 || after === 69 || (after >= 48 && after <= 57)) return -1;  // . e E digit
+    return j;
+  }
+
+  // The index of the quote closing the string opened at `start`, or -1 (an escape other
+  // than \" \\ \b \f \n \r \t, a control character, a lone surrogate, or no end).
+  function stringEnd(text, start) {
+    for (let i = start + 1; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 34) return i;
+      if (c < 32 || (c >= 0xdc00 && c <= 0xdfff)) return -1;  // (a lone low surrogate)
+      if (c >= 0xd800 && c <= 0xdbff) {  // a high surrogate: with its low one
+        const low = text.charCodeAt(i + 1);
+        if (!(low >= 0xdc00 && low <= 0xdfff)) return -1;
+        i++;
+        continue;
+      }
+      if (c === 92) {
+        const e = text.charCodeAt(i + 1);
+        if (e !== 34 && e !== 92 && e !== 98 && e !== 102 && e !== 110 && e !== 114 && e !== 116) return -1;
+        i++;
+      }
+    }
+    return -1;
+  }
+
+  return { read: read, unpack: unpack, canonicalText: canonicalText, isCanonical: isCanonical };
 })();

@@ -121,17 +121,26 @@ FX.search = (function () {
       case "kind": return lower(node.kind || "chain").indexOf(term.value) >= 0;
       case "status": return status(node).indexOf(term.value) >= 0;
       case "kv": return keyValue(node, term.key, term.value);
-      default: return haystack(node).indexOf(term.value) >= 0;
+      default: return haystack.has(node, term.value);
     }
   }
 
-  // The function telling whether a node matches every term. Free text is searched in one
-  // lower-cased string per node, built on first use and kept (nodes are not changed); an
-  // object many nodes share (their attributes, read from one text) is written out once.
+  const HAYSTACK = ["name", "error", "inputs", "output", "meta", "attributes", "kind"];
+
+  // The function telling whether a node matches every term. Free text is searched in the
+  // lower-cased text of the node's fields as if joined by newlines: a term without a
+  // newline is found in that text exactly when it is found in one field's, so the fields
+  // are written out one at a time, as needed, and kept for the node's next term. A field
+  // the page holds as JSON text that is exactly what JSON.stringify would write
+  // (FX.payload.canonicalText) is searched as that text, unparsed; an object many nodes
+  // share (their attributes) is written out once.
   function matcher(parsed) {
-    const cache = new WeakMap();
+    const canonical = FX.payload ? FX.payload.canonicalText : function () { return undefined; };
     const shared = new WeakMap();
-    const lowerOnce = function (v) {
+    const fieldText = function (node, key) {
+      const raw = canonical(node, key);
+      if (raw !== undefined) return raw.toLowerCase();
+      const v = node[key];
       if (v === null || typeof v !== "object") return lower(v);
       let text = shared.get(v);
       if (text === undefined) {
@@ -140,14 +149,24 @@ FX.search = (function () {
       }
       return text;
     };
-    const haystack = function (node) {
-      let text = cache.get(node);
-      if (text === undefined) {
-        text = [node.name, node.error, node.inputs, node.output, node.meta, node.attributes, node.kind]
-          .map(lowerOnce).join("\n");
-        cache.set(node, text);
+    let lastNode = null;
+    let parts = [];
+    const part = function (node, k) {
+      if (node !== lastNode) {
+        lastNode = node;
+        parts = [];
       }
-      return text;
+      while (parts.length <= k) parts.push(fieldText(node, HAYSTACK[parts.length]));
+      return parts[k];
+    };
+    const haystack = {
+      has: function (node, value) {
+        if (value.indexOf("\n") >= 0) {
+          return HAYSTACK.map(function (key, k) { return part(node, k); }).join("\n").indexOf(value) >= 0;
+        }
+        for (let k = 0; k < HAYSTACK.length; k++) if (part(node, k).indexOf(value) >= 0) return true;
+        return false;
+      },
     };
     const terms = parsed.terms;
     return function (node) {

@@ -24,7 +24,8 @@ store each value's 8 bytes as 8 planes (all first bytes, then all second bytes,
 ``"F"`` ``offset``: little-endian 64-bit floats, NaN for null; ``"N"``
 ``[offset, scale]``: integers k (each stored as the difference to the one
 before, as little-endian 64-bit two's complement) standing for ``k / scale``,
-used where that gives back every value exactly (times: nanoseconds in ms);
+used where that gives back every value exactly (times: nanoseconds in ms;
+columns of integers, the parents: scale 1);
 ``"X"`` ``[offset, width]``: lowercase hexadecimal strings of ``width`` bytes
 (span ids), as those bytes.
 A text is parsed when that call's field is read. ``absent`` lists the calls
@@ -58,8 +59,8 @@ _SEPARATOR: Final = "\0"
 _LEVEL: Final = 1  # gzip level: 6 is ~4x slower for ~7% less
 _SCALARS: Final = frozenset((int, float, bool, type(None)))
 _STRINGS: Final = frozenset((str, type(None)))
-# A column of one of these, all equal, is written once ("c"); bool is not (True == 1).
-_CONSTANT_TYPES: Final = frozenset((str, int, type(None)))
+# A column of one of these (one type: True == 1), all equal, is written once ("c").
+_CONSTANT_TYPES: Final = frozenset((str, int, bool, type(None)))
 
 
 def dumps(value: Any) -> str:
@@ -155,10 +156,10 @@ def _prefixed(
 ) -> dict[str, list[str]]:
     """The string columns that are, row for row, one prefix and another column's string
     (a call's ``id`` is ``"n"`` and its ``span_id``): ``{key: [prefix, other]}``."""
-    strings = {
+    strings = {  # (columns of ids: nearly all different)
         key: values
         for key, values in columns.items()
-        if values and not absent.get(key) and type(values[0]) is str
+        if values and not absent.get(key) and type(values[0]) is str and _mostly_distinct(values)
     }
     found: dict[str, list[str]] = {}
     for key, values in strings.items():
@@ -169,7 +170,7 @@ def _prefixed(
             if not first.endswith(others[0]):
                 continue
             prefix = first[: len(first) - len(others[0])]
-            if list(map(operator.add, itertools.repeat(prefix), others)) == values:
+            if all(map(operator.eq, map(operator.add, itertools.repeat(prefix), others), values)):
                 found[key] = [prefix, other]  # (a str column equal to its own copy: never
                 break  # both, `other in found` keeps the one it points at written out)
     return found
@@ -209,10 +210,9 @@ def _column(key: str, values: Sequence[Any], absent: list[int], tables: _Tables)
     types = set(map(type, values))
     if len(types) == 1 and types <= _CONSTANT_TYPES and values.count(values[0]) == len(values):
         return [key, "c", values[0], absent]  # the same value in every call (often null)
-    if float in types and types <= _NUMBERS:
-        binary = _numbers(values, types, tables)
-        if binary is not None:  # times: a million written as text would take seconds
-            return [key, *binary, absent]
+    binary = _numbers(values, types, tables) if types <= _NUMBERS else None
+    if binary is not None:  # times: a million written as text would take seconds
+        return [key, *binary, absent]
     if types <= _SCALARS:  # (a NaN or an infinity is written as text, as `dumps` does)
         return [key, "v", list(values), absent]
     if types <= _STRINGS:
@@ -228,6 +228,9 @@ def _column(key: str, values: Sequence[Any], absent: list[int], tables: _Tables)
         encoded: Sequence[str] = values
     else:
         encoded = _texts(values, types)
+    first = encoded[0] if encoded else None
+    if first is not None and len(first) <= _SHORT and encoded.count(first) == len(encoded):
+        return [key, "c", jsontext.loads(first), absent]  # (no metadata, no events: shared)
     if _mostly_distinct(encoded):  # each call its own text (inputs): in row order
         base = len(tables.texts)
         tables.texts.extend(encoded)
@@ -241,13 +244,20 @@ def _column(key: str, values: Sequence[Any], absent: list[int], tables: _Tables)
 
 
 _JSON_TEXT: Final = frozenset((JsonText,))
+_SHORT: Final = 256  # a text this short can go into the document (it is not nested deep)
 _NUMBERS: Final = frozenset((int, float, type(None)))
 
 
 def _numbers(values: Sequence[Any], types: set[type], tables: _Tables) -> list[Any] | None:
     """A column of numbers (None for null) in the blob: as scaled integers ("N") when that
     gives every value back exactly, else as floats ("F"); None when a value is not finite
-    or an int too big to be a float exactly (such a column is written as text)."""
+    or an int too big to be a float exactly (such a column is written as text), and for a
+    short column of ints or one with nulls but no float (written as text: ints stay ints)."""
+    if types == _INT and len(values) >= _SAMPLE:  # (parents, counts: as bytes, not text)
+        steps = _steps(values)
+        return None if steps is None else ["N", [tables.add_blob(steps), 1]]
+    if float not in types:
+        return None
     present = [v for v in values if v is not None] if type(None) in types else values
     if int in types and any(type(v) is int and not -_EXACT < v < _EXACT for v in present):
         return None
@@ -272,16 +282,23 @@ _SCALE: Final = 1e6  # times in ms from nanoseconds: k / 1e6 exactly
 
 
 def _scaled(values: Sequence[float], scale: float) -> bytes | None:
-    """The values as integers k with ``k / scale == value`` (each the difference to the one
-    before, 64-bit, in planes), or None when some value is not such a quotient (checked
-    first on a sample) or the integers reach 2**53 (where a float stops being exact)."""
+    """The values as integers k with ``k / scale == value`` (see `_steps`), or None when some
+    value is not such a quotient (checked first on a sample)."""
     for part in (values[:_SAMPLE], values):
         ints = [round(v * scale) for v in part]
-        if max(map(abs, ints), default=0) >= _EXACT:
+        if any(map(operator.ne, map(operator.truediv, ints, itertools.repeat(scale)), part)):
             return None
-        if list(map(operator.truediv, ints, itertools.repeat(scale))) != list(part):
-            return None
-    steps = array("q", map(operator.sub, ints, itertools.chain((0,), ints)))
+    return _steps(ints)
+
+
+def _steps(ints: Sequence[int]) -> bytes | None:
+    """Integers as the difference of each to the one before, 64-bit, in planes; None when one
+    or a difference reaches 2**53 (where the page's float sums stop being exact)."""
+    differences = list(map(operator.sub, ints, itertools.chain((0,), ints)))
+    if max(map(abs, ints), default=0) >= _EXACT or max(map(abs, differences), default=0) >= _EXACT:
+        return None
+    steps = array("q", differences)
+    del differences
     if sys.byteorder != "little":
         steps.byteswap()
     return _planes(steps.tobytes())
@@ -312,6 +329,7 @@ def _hex_width(values: Sequence[str]) -> int:
 
 _HEX: Final = re.compile("[0-9a-f]*")
 _STR: Final = frozenset((str,))
+_INT: Final = frozenset((int,))
 
 
 _EXACT: Final = 1 << 53  # ints a 64-bit float holds exactly
@@ -417,6 +435,8 @@ def _values(
         numbers = array("d" if kind == "F" else "q", _unplanes(blob[offset : offset + 8 * count]))
         if sys.byteorder != "little":
             numbers.byteswap()
+        if scale == 1 and type(scale) is int:  # integers
+            return list(itertools.accumulate(numbers))
         if scale is not None:
             return [k / scale for k in itertools.accumulate(numbers)]
         return [None if math.isnan(v) else v for v in numbers]

@@ -207,23 +207,18 @@ class _Tables:
 
 
 def _column(key: str, values: Sequence[Any], absent: list[int], tables: _Tables) -> list[Any]:
+    if values and values[0] is None and values.count(None) == len(values):
+        return [key, "c", None, absent]  # (None equals only None: no look at the types)
     types = set(map(type, values))
     if len(types) == 1 and types <= _CONSTANT_TYPES and values.count(values[0]) == len(values):
-        return [key, "c", values[0], absent]  # the same value in every call (often null)
+        return [key, "c", values[0], absent]  # the same value in every call
     binary = _numbers(values, types, tables) if types <= _NUMBERS else None
     if binary is not None:  # times: a million written as text would take seconds
         return [key, *binary, absent]
     if types <= _SCALARS:  # (a NaN or an infinity is written as text, as `dumps` does)
         return [key, "v", list(values), absent]
     if types <= _STRINGS:
-        if _mostly_distinct(values):  # ids: inline, no table of a million strings
-            width = _hex_width(values) if types == _STR else 0
-            if width:
-                data = bytes.fromhex("".join(values))
-                return [key, "X", [tables.add_blob(data), width], absent]
-            return [key, "t", list(values), absent]
-        distinct: dict[Any, None] = dict.fromkeys(values)
-        return [key, "s", _indexes(distinct, values, tables.strings), absent]
+        return [key, *_strings(values, types, tables), absent]
     if types == _JSON_TEXT:
         encoded: Sequence[str] = values
     else:
@@ -241,6 +236,17 @@ def _column(key: str, values: Sequence[Any], absent: list[int], tables: _Tables)
             shared[value] = len(texts)
             texts.append(value)
     return [key, "j", list(map(shared.__getitem__, encoded)), absent]
+
+
+def _strings(values: Sequence[str | None], types: set[type], tables: _Tables) -> list[Any]:
+    """A column of strings (None for null): kind and values."""
+    if _mostly_distinct(values):  # ids: inline, no table of a million strings
+        width = _hex_width(values) if types == _STR else 0  # type: ignore[arg-type]
+        if width:
+            return ["X", [tables.add_blob(bytes.fromhex("".join(values))), width]]  # type: ignore[arg-type]
+        return ["t", list(values)]
+    distinct: dict[Any, None] = dict.fromkeys(values)
+    return ["s", _indexes(distinct, values, tables.strings)]
 
 
 _JSON_TEXT: Final = frozenset((JsonText,))

@@ -109,22 +109,28 @@ def _dumps_value(value: Any) -> str:
 
 def pack(
     head: Mapping[str, Any],
-    columns: Mapping[str, Sequence[Any]],
+    columns: dict[str, list[Any]],
     absent: Mapping[str, Sequence[int]] | None = None,
+    *,
+    consume: bool = False,
 ) -> dict[str, Any]:
     """The packed form of a trace page's data: ``head`` (every payload key but the calls)
     and the calls as columns (one list per field, ``absent`` listing per field the rows
-    that lack it). A detail value given as `JsonText` goes in as that text."""
+    that lack it). A detail value given as `JsonText` goes in as that text. With
+    ``consume``, each column is taken out of ``columns`` once packed (a million calls'
+    columns are let go of while the page grows)."""
     count = len(next(iter(columns.values()), ()))
     tables = _Tables()
     missing = absent or {}
     prefixed = _prefixed(columns, missing)
-    packed = [
-        [key, "p", prefixed[key], []]
-        if key in prefixed
-        else _column(key, values, list(missing.get(key, ())), tables)
-        for key, values in columns.items()
-    ]
+    packed = []
+    for key in list(columns):
+        if key in prefixed:
+            packed.append([key, "p", prefixed[key], []])
+        else:
+            packed.append(_column(key, columns[key], list(missing.get(key, ())), tables))
+        if consume:
+            del columns[key]
     body = {
         "head": dict(head),
         "count": count,

@@ -146,19 +146,40 @@ QUERIES = [
     "-question",
     "x:2",
     "step:2",
+    "d:question",
+    'd:"step":1',
+    "d:1.5",
+    "d:1.50",
+    "d:café",
+    "d:\\u00e9",
+    'd:{"10":"ten"',
+    "d:just",
+    "i:7",
+    "i:-0",
+    "q:café",
+    "p:c:\\temp",
+    "0:zero",
 ]
+
+
+def _inputs(i: int) -> str:
+    """Row i's input text: an object holding a detail and a Windows path, or (every 10th) a
+    list, whose keys are its indexes (not in its text)."""
+    if i % 10 == 3:
+        return f'["zero",{i}]'
+    return f'{{"i":{i},"d":{DETAILS[i % len(DETAILS)]},"p":"c:\\\\temp"}}'
 
 
 def test_search_finds_in_decoded_rows_what_it_finds_in_the_values(
     e2e_missing: Callable[[str], Any],
 ) -> None:
-    """Free-text search reads canonical detail texts unparsed: for inputs JavaScript would
-    write out differently (spaces, numbers, escapes, key order, repeated keys), every query
-    matches the same rows as on plain objects holding the parsed values."""
+    """Free-text and key:value search read canonical detail texts unparsed: for inputs
+    JavaScript would write out differently (spaces, numbers, escapes, key order, repeated
+    keys), every query matches the same rows as on plain objects holding the parsed values."""
     count = 300  # enough for each row's own text ("J"); outputs share theirs ("j")
     columns: dict[str, list[Any]] = {
         "name": [f"call_{i}" for i in range(count)],
-        "inputs": [JsonText(f"[{i},{DETAILS[i % len(DETAILS)]}]") for i in range(count)],
+        "inputs": [JsonText(_inputs(i)) for i in range(count)],
         "output": [JsonText(DETAILS[-1 - i % len(DETAILS)]) for i in range(count)],
     }
     packed = pack({"mode": "trace"}, columns)
@@ -166,7 +187,10 @@ def test_search_finds_in_decoded_rows_what_it_finds_in_the_values(
     page = decoded(packed, e2e_missing, *QUERIES)
     found = {query: m["decoded"] for query, m in page["matches"].items()}
     assert found == {query: m["plain"] for query, m in page["matches"].items()}
-    assert found['"question number 1"'] == [i for i in range(count) if i % 9 in (0, 8)]
-    # (-0 as JavaScript writes it: 0; 1.50: 1.5)
-    assert found['"c":0'] == [i for i in range(count) if i % 9 in (2, 6)]
-    assert found["1.50"] == []
+    asked = [i for i in range(count) if i % 9 == 8 or (i % 9 == 0 and i % 10 != 3)]
+    assert found['"question number 1"'] == asked
+    # (1.50 as JavaScript writes it: 1.5)
+    assert found["1.50"] == [] and found["d:1.50"] == []
+    assert found["d:1.5"] == [i for i in range(count) if i % 9 == 2 and i % 10 != 3]
+    assert found["0:zero"] == list(range(3, count, 10))
+    assert found["p:c:\\temp"] == [i for i in range(count) if i % 10 != 3]

@@ -91,15 +91,28 @@ FX.search = (function () {
     return a === b;
   }
 
-  // Any key of these objects containing `key` whose value contains `value`.
-  function keyValue(node, key, value) {
-    for (const obj of [node.inputs, node.meta, node.attributes]) {
+  // Any key of these objects containing `key` whose value contains `value`. An object the
+  // page holds as canonical JSON text (haystack.objectText) whose text lacks either is
+  // passed by unread: any key and any value of it (a string, or JSON text as lower writes
+  // it) is in that text as it stands, when the term holds nothing JSON escapes.
+  function keyValue(node, key, value, haystack) {
+    const plain = verbatim(key) && verbatim(value);
+    for (const field of ["inputs", "meta", "attributes"]) {
+      const text = plain ? haystack.objectText(node, field) : undefined;
+      if (text !== undefined && (text.indexOf(key) < 0 || text.indexOf(value) < 0)) continue;
+      const obj = node[field];
       if (!obj || typeof obj !== "object") continue;
       for (const k in obj) {
         if (k.toLowerCase().indexOf(key) >= 0 && lower(obj[k]).indexOf(value) >= 0) return true;
       }
     }
     return false;
+  }
+
+  // Whether JSON.stringify writes `text` inside a string as it is (no quote, backslash,
+  // control character or surrogate).
+  function verbatim(text) {
+    return !/["\\\u0000-\u001f\ud800-\udfff]/.test(text);
   }
 
   function status(node) {
@@ -120,7 +133,7 @@ FX.search = (function () {
       case "error": return node.status === "error" && lower(node.error).indexOf(term.value) >= 0;
       case "kind": return lower(node.kind || "chain").indexOf(term.value) >= 0;
       case "status": return status(node).indexOf(term.value) >= 0;
-      case "kv": return keyValue(node, term.key, term.value);
+      case "kv": return keyValue(node, term.key, term.value, haystack);
       default: return haystack.has(node, term.value);
     }
   }
@@ -160,6 +173,11 @@ FX.search = (function () {
       return parts[k];
     };
     const haystack = {
+      // A field's canonical JSON text, lower-cased, when it holds an object; else undefined.
+      objectText: function (node, key) {
+        const raw = canonical(node, key);
+        return raw !== undefined && raw.charCodeAt(0) === 123 ? raw.toLowerCase() : undefined;
+      },
       has: function (node, value) {
         if (value.indexOf("\n") >= 0) {
           return HAYSTACK.map(function (key, k) { return part(node, k); }).join("\n").indexOf(value) >= 0;

@@ -138,15 +138,19 @@ FX.payload = (function () {
   }
 
   // For a column of texts each row its own ("J"), the function giving row i's text when it
-  // is canonical (isCanonical), else undefined. (Texts shared by many rows are parsed once
-  // and their values shared: search.js writes each such value out once.)
-  function rawReader(column, texts) {
+  // is canonical (isCanonical, judged once per row: the next search skips the scan), else
+  // undefined. (Texts shared by many rows are parsed once and their values shared:
+  // search.js writes each such value out once.)
+  function rawReader(column, texts, count) {
     const first = column[2];
     const absent = new Set(column[3]);
+    const judged = new Int8Array(count);  // 0 not yet, 1 canonical, -1 not
     return function (i) {
       if (absent.size && absent.has(i)) return undefined;
+      if (judged[i] < 0) return undefined;
       const text = texts.at(first + i);
-      return isCanonical(text) ? text : undefined;
+      if (!judged[i]) judged[i] = isCanonical(text) ? 1 : -1;
+      return judged[i] > 0 ? text : undefined;
     };
   }
 
@@ -157,7 +161,7 @@ FX.payload = (function () {
     const raw = {};
     for (const column of body.columns) {
       readers[column[0]] = reader(column, body, blob, texts, readers);
-      if (column[1] === "J") raw[column[0]] = rawReader(column, texts);
+      if (column[1] === "J") raw[column[0]] = rawReader(column, texts, count);
     }
     Row.prototype[RAW] = raw;
     for (const column of body.columns) field(Row.prototype, column[0], readers[column[0]], column[3], count);

@@ -43,7 +43,6 @@ import itertools
 import json
 import math
 import operator
-import re
 import struct
 import sys
 import zlib
@@ -53,6 +52,7 @@ from typing import Any, Final
 
 from flow_xray import jsontext
 from flow_xray.jsontext import JsonText
+from flow_xray.render.numbers import SAMPLE, hex_width, numbers, unplanes
 
 FORMAT: Final = 3
 _SEPARATOR: Final = "\0"
@@ -218,9 +218,11 @@ def _column(key: str, values: Sequence[Any], absent: list[int], tables: _Tables)
     types = set(map(type, values))
     if len(types) == 1 and types <= _CONSTANT_TYPES and values.count(values[0]) == len(values):
         return [key, "c", values[0], absent]  # the same value in every call
-    binary = _numbers(values, types, tables) if types <= _NUMBERS else None
+    binary = numbers(values, types) if types <= _NUMBERS else None
     if binary is not None:  # times: a million written as text would take seconds
-        return [key, *binary, absent]
+        kind, data, scale = binary
+        offset = tables.add_blob(data)
+        return [key, kind, offset if scale is None else [offset, scale], absent]
     if types <= _SCALARS:  # (a NaN or an infinity is written as text, as `dumps` does)
         return [key, "v", list(values), absent]
     if types <= _STRINGS:
@@ -229,9 +231,9 @@ def _column(key: str, values: Sequence[Any], absent: list[int], tables: _Tables)
         encoded: Sequence[str] = values
     else:
         encoded = _texts(values, types)
-    first = encoded[0] if encoded else None
-    if first is not None and len(first) <= _SHORT and encoded.count(first) == len(encoded):
-        return [key, "c", jsontext.loads(first), absent]  # (no metadata, no events: shared)
+    constant = _constant_text(encoded)
+    if constant is not _NOT_ONE:
+        return [key, "c", constant, absent]  # (no metadata, no events: shared)
     if _mostly_distinct(encoded):  # each call its own text (inputs): in row order
         base = len(tables.texts)
         tables.texts.extend(encoded)
@@ -247,7 +249,7 @@ def _column(key: str, values: Sequence[Any], absent: list[int], tables: _Tables)
 def _strings(values: Sequence[str | None], types: set[type], tables: _Tables) -> list[Any]:
     """A column of strings (None for null): kind and values."""
     if _mostly_distinct(values):  # ids: inline, no table of a million strings
-        width = _hex_width(values) if types == _STR else 0  # type: ignore[arg-type]
+        width = hex_width(values) if types == _STR else 0  # type: ignore[arg-type]
         if width:
             return ["X", [tables.add_blob(bytes.fromhex("".join(values))), width]]  # type: ignore[arg-type]
         return ["t", list(values)]
@@ -255,98 +257,26 @@ def _strings(values: Sequence[str | None], types: set[type], tables: _Tables) ->
     return ["s", _indexes(distinct, values, tables.strings)]
 
 
+def _constant_text(encoded: Sequence[str]) -> Any:
+    """The value of the one short text every call has (it is written into the document), or
+    `_NOT_ONE` (also for a text that is not JSON: a span's, shown as the page reads it)."""
+    first = encoded[0] if encoded else None
+    if first is None or len(first) > _SHORT or encoded.count(first) != len(encoded):
+        return _NOT_ONE
+    try:
+        return jsontext.loads(first)
+    except ValueError:
+        return _NOT_ONE
+
+
+_NOT_ONE: Final = object()
 _JSON_TEXT: Final = frozenset((JsonText,))
 _SHORT: Final = 256  # a text this short can go into the document (it is not nested deep)
 _NUMBERS: Final = frozenset((int, float, type(None)))
 
 
-def _numbers(values: Sequence[Any], types: set[type], tables: _Tables) -> list[Any] | None:
-    """A column of numbers (None for null) in the blob: as scaled integers ("N") when that
-    gives every value back exactly, else as floats ("F"); None when a value is not finite
-    or an int too big to be a float exactly (such a column is written as text), and for a
-    short column of ints or one with nulls but no float (written as text: ints stay ints)."""
-    if types == _INT and len(values) >= _SAMPLE:  # (parents, counts: as bytes, not text)
-        steps = _steps(values)
-        return None if steps is None else ["N", [tables.add_blob(steps), 1]]
-    if float not in types:
-        return None
-    present = [v for v in values if v is not None] if type(None) in types else values
-    if int in types and any(type(v) is int and not -_EXACT < v < _EXACT for v in present):
-        return None
-    try:
-        if not math.isfinite(math.fsum(present)):
-            return None
-    except OverflowError:
-        return None
-    if present is values:
-        scaled = _scaled(values, _SCALE)
-        if scaled is not None:
-            return ["N", [tables.add_blob(scaled), _SCALE]]
-    else:
-        values = [_NAN if v is None else v for v in values]
-    numbers = array("d", values)
-    if sys.byteorder != "little":
-        numbers.byteswap()
-    return ["F", tables.add_blob(_planes(numbers.tobytes()))]
-
-
-_SCALE: Final = 1e6  # times in ms from nanoseconds: k / 1e6 exactly
-
-
-def _scaled(values: Sequence[float], scale: float) -> bytes | None:
-    """The values as integers k with ``k / scale == value`` (see `_steps`), or None when some
-    value is not such a quotient (checked first on a sample)."""
-    for part in (values[:_SAMPLE], values):
-        ints = [round(v * scale) for v in part]
-        if any(map(operator.ne, map(operator.truediv, ints, itertools.repeat(scale)), part)):
-            return None
-    return _steps(ints)
-
-
-def _steps(ints: Sequence[int]) -> bytes | None:
-    """Integers as the difference of each to the one before, 64-bit, in planes; None when one
-    or a difference reaches 2**53 (where the page's float sums stop being exact)."""
-    differences = list(map(operator.sub, ints, itertools.chain((0,), ints)))
-    if max(map(abs, ints), default=0) >= _EXACT or max(map(abs, differences), default=0) >= _EXACT:
-        return None
-    steps = array("q", differences)
-    del differences
-    if sys.byteorder != "little":
-        steps.byteswap()
-    return _planes(steps.tobytes())
-
-
-def _planes(data: bytes) -> bytes:
-    """8-byte values as 8 planes: every value's first byte, then every second byte, ..."""
-    return b"".join(data[i::8] for i in range(8))
-
-
-def _unplanes(data: bytes) -> bytes:
-    """`_planes` undone."""
-    out = bytearray(len(data))
-    size = len(data) // 8
-    for i in range(8):
-        out[i::8] = data[i * size : (i + 1) * size]
-    return bytes(out)
-
-
-def _hex_width(values: Sequence[str]) -> int:
-    """The byte width of strings that are all lowercase hex of the same even length (span
-    ids), else 0."""
-    length = len(values[0])
-    if not length or length % 2 or any(len(v) != length for v in values):
-        return 0
-    return length // 2 if _HEX.fullmatch("".join(values)) else 0
-
-
-_HEX: Final = re.compile("[0-9a-f]*")
+_SAMPLE: Final = SAMPLE
 _STR: Final = frozenset((str,))
-_INT: Final = frozenset((int,))
-
-
-_EXACT: Final = 1 << 53  # ints a 64-bit float holds exactly
-_NAN: Final = float("nan")
-_SAMPLE: Final = 256
 
 
 def _mostly_distinct(values: Sequence[Any]) -> bool:
@@ -444,7 +374,7 @@ def _values(
         return [data[i : i + 2 * width] for i in range(0, 2 * width * count, 2 * width)]
     if kind in ("F", "N"):
         offset, scale = (values, None) if kind == "F" else values
-        numbers = array("d" if kind == "F" else "q", _unplanes(blob[offset : offset + 8 * count]))
+        numbers = array("d" if kind == "F" else "q", unplanes(blob[offset : offset + 8 * count]))
         if sys.byteorder != "little":
             numbers.byteswap()
         if scale == 1 and type(scale) is int:  # integers

@@ -78,6 +78,7 @@ def test_the_page_decodes_every_column_kind_as_unpack_does(
         "inputs": [JsonText(json.dumps({"i": i, "q": f"question \u00e9 {i}"})) for i in SPAN],
         "attributes": [{"code.function.name": f"step_{i % 7}"} for i in range(count)],
         "error": [None if i % 3 else "ValueError: bad" for i in range(count)],
+        "meta": [{} for _ in range(count)],
     }
     packed = pack({"mode": "trace", "title": "t"}, columns, {"error": [1, 2], "self_ms": [7]})
     assert kinds(packed) == {
@@ -93,6 +94,7 @@ def test_the_page_decodes_every_column_kind_as_unpack_does(
         "inputs": "J",
         "attributes": "j",
         "error": "s",
+        "meta": "c",
     }
     page = decoded(packed, e2e_missing)
     assert page["head"] == {"mode": "trace", "title": "t"}
@@ -194,3 +196,13 @@ def test_search_finds_in_decoded_rows_what_it_finds_in_the_values(
     assert found["d:1.5"] == [i for i in range(count) if i % 9 == 2 and i % 10 != 3]
     assert found["0:zero"] == list(range(3, count, 10))
     assert found["p:c:\\temp"] == [i for i in range(count) if i % 10 != 3]
+
+
+def test_a_span_text_that_is_not_json_does_not_stop_the_page() -> None:
+    """Every call holding the same text that only looks like JSON (a foreign span's
+    ``input.value``): the page is written, the text kept as it is for the page to read."""
+    columns: dict[str, list[Any]] = {"inputs": [JsonText("{not json")] * 3, "parent": [-1, 0, 0]}
+    packed = pack({"mode": "trace"}, columns)
+    assert kinds(packed)["inputs"] == "j"
+    data = gzip.decompress(base64.b64decode(packed["packed"]))
+    assert data.endswith(b"\0{not json")

@@ -307,10 +307,26 @@ def _texts(values: Sequence[Any], types: set[type]) -> list[str]:
                     text = done[id(value)] = _dumps_value(value)
                 add(text)
         return texts
+    if _mostly_distinct(list(map(id, values[:_SAMPLE]))):  # each call its own object
+        return _encoded(list(values), types)
     ids = list(map(id, values))
     objects = dict(zip(ids, values, strict=True))
-    encoded = {key: _dumps_value(value) for key, value in objects.items()}
+    encoded = dict(zip(objects, _encoded(list(objects.values()), types), strict=True))
     return list(map(encoded.__getitem__, ids))
+
+
+def _encoded(values: list[Any], types: set[type]) -> list[str]:
+    """Each value's `_dumps_value`: dicts and lists all at once by the C encoder (no Python
+    call per value), one at a time when one of them needs more (NaN, a tuple key, depth)."""
+    if _chunks is not None and types <= _CONTAINERS:
+        try:
+            return list(map("".join, map(_chunks, values, itertools.repeat(0))))
+        except (ValueError, TypeError, RecursionError):
+            pass
+    return list(map(_dumps_value, values))
+
+
+_CONTAINERS: Final = frozenset((dict, list))
 
 
 def _indexes(

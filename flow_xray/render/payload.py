@@ -1,29 +1,36 @@
-"""The trace viewer's embedded data: columns over a string table, gzip, base64.
+"""The trace viewer's embedded data: columns, binary where it counts, gzip, base64.
 
 A trace page of a million calls must stay small and open fast, so its calls
 are not embedded as one JSON object each. Instead the page holds
-``{"format": 2, "packed": "<base64>"}``, where the base64 text is the gzip of
-one JSON document, a NUL character, then the detail texts separated by NULs::
+``{"format": 3, "packed": "<base64>"}``, where the base64 text is the gzip of
+these bytes::
 
-    {"head": {...every payload key but the calls...},
-     "count": n,
-     "strings": [...],                 # each distinct string value once
-     "texts": t,                       # how many detail texts follow
+    <n: 4 bytes, little-endian>          # the length of the JSON document
+    {"head": {...every payload key but the calls...},      # n bytes of UTF-8
+     "count": rows, "strings": [...], "texts": t, "blob": b,
      "columns": [[key, kind, values, absent], ...]}
-    \0<text 0>\0<text 1>...            # each distinct detail value once, as JSON text
+    <b bytes of binary columns>           # the blob
+    \0<text 0>\0<text 1>...              # each detail value as JSON text (UTF-8)
 
 Per column (one per field), ``kind`` says how ``values`` (one per call) read:
 ``"c"`` one value every call has (most often null), ``"v"`` the values
-themselves (numbers, booleans, nulls), ``"f"`` numbers as base64 of
-little-endian 64-bit floats (NaN for null: times, whose text would take
-seconds to write for a million calls), ``"t"`` strings, each call its own (ids),
+themselves (numbers, booleans, nulls), ``"t"`` strings, each call its own,
 ``"s"`` indexes into ``strings`` (-1 for null), ``"j"`` indexes into the texts,
-``"J"`` the index of the first call's text (each call its own, in order: inputs);
-a text is parsed when that call's field is first read (the details: inputs, output, traceback,
-attributes, events, and any other non-scalar value). ``absent`` lists the calls
+``"J"`` the index of the first call's text (each call its own, in order: inputs),
+``"p"`` ``[prefix, other]``: the prefix, then the other column's string (ids made
+of span ids). The binary kinds name where their bytes start in the blob, and
+store each value's 8 bytes as 8 planes (all first bytes, then all second bytes,
+...), which gzip packs far better than the values side by side:
+``"F"`` ``offset``: little-endian 64-bit floats, NaN for null; ``"N"``
+``[offset, scale]``: integers k (each stored as the difference to the one
+before, as little-endian 64-bit two's complement) standing for ``k / scale``,
+used where that gives back every value exactly (times: nanoseconds in ms;
+columns of integers, the parents: scale 1);
+``"X"`` ``[offset, width]``: lowercase hexadecimal strings of ``width`` bytes
+(span ids), as those bytes.
+A text is parsed when that call's field is read. ``absent`` lists the calls
 without the field. Compact JSON text never holds a raw NUL (JSON escapes
-control characters), so the texts need no quoting: no escaping on the way in,
-no parsing of a million strings on the way out. The browser inflates it with
+control characters), so the texts need no quoting. The browser inflates it with
 its built-in ``DecompressionStream`` (``static/payload.js``); `unpack` reads it
 back here. Base64 text needs no escaping inside a ``<script>`` element.
 """
@@ -35,22 +42,25 @@ import gzip
 import itertools
 import json
 import math
+import operator
+import struct
 import sys
 import zlib
 from array import array
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from flow_xray import jsontext
 from flow_xray.jsontext import JsonText
+from flow_xray.render.numbers import SAMPLE, hex_width, numbers, unplanes
 
-FORMAT: Final = 2
+FORMAT: Final = 3
 _SEPARATOR: Final = "\0"
 _LEVEL: Final = 1  # gzip level: 6 is ~4x slower for ~7% less
 _SCALARS: Final = frozenset((int, float, bool, type(None)))
 _STRINGS: Final = frozenset((str, type(None)))
-# A column of one of these, all equal, is written once ("c"); bool is not (True == 1).
-_CONSTANT_TYPES: Final = frozenset((str, int, type(None)))
+# A column of one of these (one type: True == 1), all equal, is written once ("c").
+_CONSTANT_TYPES: Final = frozenset((str, int, bool, type(None)))
 
 
 def dumps(value: Any) -> str:
@@ -99,37 +109,77 @@ def _dumps_value(value: Any) -> str:
 
 def pack(
     head: Mapping[str, Any],
-    columns: Mapping[str, Sequence[Any]],
+    columns: dict[str, list[Any]],
     absent: Mapping[str, Sequence[int]] | None = None,
+    *,
+    consume: bool = False,
 ) -> dict[str, Any]:
     """The packed form of a trace page's data: ``head`` (every payload key but the calls)
     and the calls as columns (one list per field, ``absent`` listing per field the rows
-    that lack it). A detail value given as `JsonText` goes in as that text."""
+    that lack it). A detail value given as `JsonText` goes in as that text. With
+    ``consume``, each column is taken out of ``columns`` once packed (a million calls'
+    columns are let go of while the page grows)."""
     count = len(next(iter(columns.values()), ()))
     tables = _Tables()
     missing = absent or {}
-    packed = [
-        _column(key, values, list(missing.get(key, ())), tables) for key, values in columns.items()
-    ]
+    prefixed = _prefixed(columns, missing)
+    packed = []
+    for key in list(columns):
+        if key in prefixed:
+            packed.append([key, "p", prefixed[key], []])
+        else:
+            packed.append(_column(key, columns[key], list(missing.get(key, ())), tables))
+        if consume:
+            del columns[key]
     body = {
         "head": dict(head),
         "count": count,
         "strings": list(tables.strings),
         "texts": len(tables.texts),
+        "blob": tables.blob_size,
         "columns": packed,
     }
     del packed
-    # Compressed a batch of texts at a time: the whole text, and its bytes, never exist
-    # at once (a million calls' page is ~400 MB before compression).
+    # Compressed a part at a time: the whole uncompressed data never exists at once.
     compressor = zlib.compressobj(_LEVEL, zlib.DEFLATED, _GZIP_WBITS)
-    raw = [compressor.compress(_utf8(dumps(body)))]
+    document = _utf8(dumps(body))
     del body
+    raw = [compressor.compress(struct.pack("<I", len(document)) + document)]
+    del document
+    for part in tables.blob:
+        raw.append(compressor.compress(part))
+    tables.blob.clear()
     texts = tables.texts
     for start in range(0, len(texts), _BATCH):
         batch = _SEPARATOR.join(("", *texts[start : start + _BATCH]))
         raw.append(compressor.compress(_utf8(batch)))
     raw.append(compressor.flush())
     return {"format": FORMAT, "packed": base64.b64encode(b"".join(raw)).decode("ascii")}
+
+
+def _prefixed(
+    columns: Mapping[str, Sequence[Any]], absent: Mapping[str, Sequence[int]]
+) -> dict[str, list[str]]:
+    """The string columns that are, row for row, one prefix and another column's string
+    (a call's ``id`` is ``"n"`` and its ``span_id``): ``{key: [prefix, other]}``."""
+    strings = {  # (columns of ids: nearly all different)
+        key: values
+        for key, values in columns.items()
+        if values and not absent.get(key) and type(values[0]) is str and _mostly_distinct(values)
+    }
+    found: dict[str, list[str]] = {}
+    for key, values in strings.items():
+        first = values[0]
+        for other, others in strings.items():
+            if other == key or other in found or len(others[0]) >= len(first):
+                continue
+            if not first.endswith(others[0]):
+                continue
+            prefix = first[: len(first) - len(others[0])]
+            if all(map(operator.eq, map(operator.add, itertools.repeat(prefix), others), values)):
+                found[key] = [prefix, other]  # (a str column equal to its own copy: never
+                break  # both, `other in found` keeps the one it points at written out)
+    return found
 
 
 _GZIP_WBITS: Final = 16 + zlib.MAX_WBITS  # a gzip stream (what DecompressionStream("gzip") reads)
@@ -145,33 +195,45 @@ class _Tables:
     """What the columns index: distinct strings, and detail texts (with an index of
     the texts shared by several calls)."""
 
-    __slots__ = ("shared", "strings", "texts")
+    __slots__ = ("blob", "blob_size", "shared", "strings", "texts")
 
     def __init__(self) -> None:
         self.strings: dict[str, int] = {}
         self.texts: list[str] = []
         self.shared: dict[str, int] = {}
+        self.blob: list[bytes] = []
+        self.blob_size = 0
+
+    def add_blob(self, data: bytes) -> int:
+        """Add ``data`` to the binary part; its offset there."""
+        offset = self.blob_size
+        self.blob.append(data)
+        self.blob_size += len(data)
+        return offset
 
 
 def _column(key: str, values: Sequence[Any], absent: list[int], tables: _Tables) -> list[Any]:
+    if values and values[0] is None and values.count(None) == len(values):
+        return [key, "c", None, absent]  # (None equals only None: no look at the types)
     types = set(map(type, values))
     if len(types) == 1 and types <= _CONSTANT_TYPES and values.count(values[0]) == len(values):
-        return [key, "c", values[0], absent]  # the same value in every call (often null)
-    if float in types and types <= _NUMBERS:
-        packed = _floats(values, int in types)
-        if packed is not None:  # times: a million written as text would take seconds
-            return [key, "f", packed, absent]
+        return [key, "c", values[0], absent]  # the same value in every call
+    binary = numbers(values, types) if types <= _NUMBERS else None
+    if binary is not None:  # times: a million written as text would take seconds
+        kind, data, scale = binary
+        offset = tables.add_blob(data)
+        return [key, kind, offset if scale is None else [offset, scale], absent]
     if types <= _SCALARS:  # (a NaN or an infinity is written as text, as `dumps` does)
         return [key, "v", list(values), absent]
     if types <= _STRINGS:
-        if _mostly_distinct(values):  # ids: inline, no table of a million strings
-            return [key, "t", list(values), absent]
-        distinct: dict[Any, None] = dict.fromkeys(values)
-        return [key, "s", _indexes(distinct, values, tables.strings), absent]
+        return [key, *_strings(values, types, tables), absent]
     if types == _JSON_TEXT:
         encoded: Sequence[str] = values
     else:
         encoded = _texts(values, types)
+    constant = _constant_text(encoded)
+    if constant is not _NOT_ONE:
+        return [key, "c", constant, absent]  # (no metadata, no events: shared)
     if _mostly_distinct(encoded):  # each call its own text (inputs): in row order
         base = len(tables.texts)
         tables.texts.extend(encoded)
@@ -184,32 +246,37 @@ def _column(key: str, values: Sequence[Any], absent: list[int], tables: _Tables)
     return [key, "j", list(map(shared.__getitem__, encoded)), absent]
 
 
+def _strings(values: Sequence[str | None], types: set[type], tables: _Tables) -> list[Any]:
+    """A column of strings (None for null): kind and values."""
+    if _mostly_distinct(values):  # ids: inline, no table of a million strings
+        width = hex_width(values) if types == _STR else 0  # type: ignore[arg-type]
+        if width:
+            return ["X", [tables.add_blob(bytes.fromhex("".join(values))), width]]  # type: ignore[arg-type]
+        return ["t", list(values)]
+    distinct: dict[Any, None] = dict.fromkeys(values)
+    return ["s", _indexes(distinct, values, tables.strings)]
+
+
+def _constant_text(encoded: Sequence[str]) -> Any:
+    """The value of the one short text every call has (it is written into the document), or
+    `_NOT_ONE` (also for a text that is not JSON: a span's, shown as the page reads it)."""
+    first = encoded[0] if encoded else None
+    if first is None or len(first) > _SHORT or encoded.count(first) != len(encoded):
+        return _NOT_ONE
+    try:
+        return jsontext.loads(first)
+    except ValueError:
+        return _NOT_ONE
+
+
+_NOT_ONE: Final = object()
 _JSON_TEXT: Final = frozenset((JsonText,))
+_SHORT: Final = 256  # a text this short can go into the document (it is not nested deep)
 _NUMBERS: Final = frozenset((int, float, type(None)))
 
 
-def _floats(values: Sequence[Any], ints: bool) -> str | None:
-    """A column of numbers (None for null) as base64 of little-endian 64-bit floats, None
-    holding NaN; None when a value is not finite or an int too big to be a float exactly."""
-    present = [v for v in values if v is not None] if None in values else values
-    if ints and any(type(v) is int and not -_EXACT < v < _EXACT for v in present):
-        return None
-    try:
-        if not math.isfinite(math.fsum(present)):
-            return None
-    except OverflowError:
-        return None
-    if present is not values:
-        values = [_NAN if v is None else v for v in values]
-    numbers = array("d", values)
-    if sys.byteorder != "little":
-        numbers.byteswap()
-    return base64.b64encode(numbers.tobytes()).decode("ascii")
-
-
-_EXACT: Final = 1 << 53  # ints a 64-bit float holds exactly
-_NAN: Final = float("nan")
-_SAMPLE: Final = 256
+_SAMPLE: Final = SAMPLE
+_STR: Final = frozenset((str,))
 
 
 def _mostly_distinct(values: Sequence[Any]) -> bool:
@@ -240,10 +307,26 @@ def _texts(values: Sequence[Any], types: set[type]) -> list[str]:
                     text = done[id(value)] = _dumps_value(value)
                 add(text)
         return texts
+    if _mostly_distinct(list(map(id, values[:_SAMPLE]))):  # each call its own object
+        return _encoded(list(values), types)
     ids = list(map(id, values))
     objects = dict(zip(ids, values, strict=True))
-    encoded = {key: _dumps_value(value) for key, value in objects.items()}
+    encoded = dict(zip(objects, _encoded(list(objects.values()), types), strict=True))
     return list(map(encoded.__getitem__, ids))
+
+
+def _encoded(values: list[Any], types: set[type]) -> list[str]:
+    """Each value's `_dumps_value`: dicts and lists all at once by the C encoder (no Python
+    call per value), one at a time when one of them needs more (NaN, a tuple key, depth)."""
+    if _chunks is not None and types <= _CONTAINERS:
+        try:
+            return list(map("".join, map(_chunks, values, itertools.repeat(0))))
+        except (ValueError, TypeError, RecursionError):
+            pass
+    return list(map(_dumps_value, values))
+
+
+_CONTAINERS: Final = frozenset((dict, list))
 
 
 def _indexes(
@@ -266,45 +349,56 @@ def unpack(embedded: Mapping[str, Any]) -> dict[str, Any]:
         return dict(embedded)
     if embedded.get("format") != FORMAT:
         raise ValueError(f"unknown packed payload format {embedded.get('format')!r}")
-    document, *texts = (
-        gzip.decompress(base64.b64decode(embedded["packed"])).decode("utf-8").split(_SEPARATOR)
-    )
-    body = json.loads(document)
-    strings = body["strings"]
+    data = gzip.decompress(base64.b64decode(embedded["packed"]))
+    (size,) = struct.unpack_from("<I", data)
+    body = json.loads(data[4 : 4 + size].decode("utf-8"))
+    blob = data[4 + size : 4 + size + body["blob"]]
+    _, *texts = data[4 + size + body["blob"] :].decode("utf-8").split(_SEPARATOR)
     if len(texts) != body["texts"]:
         raise ValueError(f"packed payload holds {len(texts)} texts, says {body['texts']}")
     count = body["count"]
+    values = {
+        key: _values(kind, value, count, body["strings"], texts, blob)
+        for key, kind, value, _ in body["columns"]
+        if kind != "p"
+    }
+    for key, _, (prefix, other), _ in (c for c in body["columns"] if c[1] == "p"):
+        values[key] = [prefix + v for v in values[other]]
     rows: list[dict[str, Any]] = [{} for _ in range(count)]
-    for key, kind, values, absent in body["columns"]:
+    for key, _, _, absent in body["columns"]:
         missing = set(absent)
-        read = _reader(kind, strings, texts)
-        for i, (row, value) in enumerate(zip(rows, _values(kind, values, count), strict=True)):
+        for i, (row, value) in enumerate(zip(rows, values[key], strict=True)):
             if i not in missing:
-                row[key] = read(value)
+                row[key] = value
     return {**body["head"], "nodes": rows}
 
 
-def _values(kind: str, values: Any, count: int) -> Sequence[Any]:
-    """A packed column's values, one per call (`_reader` makes each what it stands for)."""
+def _values(
+    kind: str, values: Any, count: int, strings: Sequence[str], texts: Sequence[str], blob: bytes
+) -> Sequence[Any]:
+    """A packed column's values, one per call."""
     if kind == "c":
         return [values] * count
-    if kind == "f":
-        numbers = array("d", base64.b64decode(values))
+    if kind == "s":
+        return [None if index < 0 else strings[index] for index in values]
+    if kind in ("j", "J"):
+        indexes = range(values, values + count) if kind == "J" else values
+        return [jsontext.loads(texts[index]) for index in indexes]
+    if kind == "X":
+        offset, width = values
+        data = blob[offset : offset + width * count].hex()
+        return [data[i : i + 2 * width] for i in range(0, 2 * width * count, 2 * width)]
+    if kind in ("F", "N"):
+        offset, scale = (values, None) if kind == "F" else values
+        numbers = array("d" if kind == "F" else "q", unplanes(blob[offset : offset + 8 * count]))
         if sys.byteorder != "little":
             numbers.byteswap()
+        if scale == 1 and type(scale) is int:  # integers
+            return list(itertools.accumulate(numbers))
+        if scale is not None:
+            return [k / scale for k in itertools.accumulate(numbers)]
         return [None if math.isnan(v) else v for v in numbers]
-    if kind == "J":
-        return range(values, values + count)
     return values  # type: ignore[no-any-return]
-
-
-def _reader(kind: str, strings: Sequence[str], texts: Sequence[str]) -> Callable[[Any], Any]:
-    """What a packed value of this column kind stands for: a string, a parsed text, itself."""
-    if kind == "s":
-        return lambda index: None if index < 0 else strings[index]
-    if kind in ("j", "J"):
-        return lambda index: jsontext.loads(texts[index])
-    return lambda value: value
 
 
 def read_page(page: str) -> dict[str, Any]:

@@ -88,7 +88,7 @@ def trace_page(
     }
     if section is not None:
         head["static"] = section
-    return page(title, pack(head, columns, absent), app_script(), app_style())
+    return page(title, pack(head, columns, absent, consume=True), app_script(), app_style())
 
 
 def trace_to_html(

@@ -12,6 +12,8 @@ JSON text the span holds (`flow_xray.jsontext.JsonText`).
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any, cast
@@ -39,20 +41,9 @@ def trace_columns(roots: Sequence[TraceNode]) -> Columns:
     }
     # Each group's columns cover its positions; the groups in order cover every node once.
     readers, rows = unfilled_rows(nodes)
-    groups: dict[int, tuple[RowReader, list[int], list[int]]] = {}
-    others: list[int] = []
-    if None not in readers and len({id(reader) for reader in readers}) == 1:
-        groups[0] = (cast(RowReader, readers[0]), list(range(len(nodes))), rows)  # one store
-    else:
-        for position, (reader, row) in enumerate(zip(readers, rows, strict=True)):
-            if reader is None:
-                others.append(position)
-                continue
-            group = groups.get(id(reader))
-            if group is None:
-                group = groups[id(reader)] = (reader, [], [])
-            group[1].append(position)
-            group[2].append(row)
+    groups = _groups(readers, rows)
+    others = [i for i, reader in enumerate(readers) if reader is None]
+    del readers
     parts = [(positions, reader.columns(rows)) for reader, positions, rows in groups.values()]
     if others:
         filled = [nodes[i] for i in others]
@@ -64,7 +55,30 @@ def trace_columns(roots: Sequence[TraceNode]) -> Columns:
     return columns
 
 
-def _merge(parts: list[tuple[list[int], list[list[Any]]]]) -> list[list[Any]]:
+def _groups(
+    readers: list[RowReader | None], rows: list[int]
+) -> dict[int, tuple[RowReader, Sequence[int], list[int]]]:
+    """The unfilled nodes by the reader of their rows: per reader, their positions and rows."""
+    present = list(map(operator.is_not, readers, itertools.repeat(None)))
+    distinct = {id(reader): reader for reader in itertools.compress(readers, present)}
+    if len(distinct) == 1:  # one store (the common case): no loop in Python
+        ((key, reader),) = distinct.items()
+        if all(present):
+            return {key: (cast(RowReader, reader), range(len(rows)), rows)}
+        positions = list(itertools.compress(range(len(rows)), present))
+        return {key: (cast(RowReader, reader), positions, list(itertools.compress(rows, present)))}
+    groups: dict[int, tuple[RowReader, list[int], list[int]]] = {}
+    for position, (found, row) in enumerate(zip(readers, rows, strict=True)):
+        if found is not None:
+            group = groups.get(id(found))
+            if group is None:
+                group = groups[id(found)] = (found, [], [])
+            group[1].append(position)
+            group[2].append(row)
+    return dict(groups)
+
+
+def _merge(parts: list[tuple[Sequence[int], list[list[Any]]]]) -> list[list[Any]]:
     """Columns of every node from parts that each give columns for some positions (in
     ascending order; together every position once): the biggest part's columns with the
     others' values put in between, a slice at a time."""
@@ -76,6 +90,11 @@ def _merge(parts: list[tuple[list[int], list[list[Any]]]]) -> list[list[Any]]:
         for index, position in enumerate(positions)
     )
     if not between:
+        return base
+    if len(between) <= _FEW:  # (a filled root): each put in place, in ascending positions
+        for field, base_column in enumerate(base):
+            for position, part, index in between:
+                base_column.insert(position, others[part][1][field][index])
         return base
     merged = []
     for field, base_column in enumerate(base):
@@ -91,19 +110,26 @@ def _merge(parts: list[tuple[list[int], list[list[Any]]]]) -> list[list[Any]]:
     return merged
 
 
+_FEW = 64  # inserts into a list of a million (a memmove each) beat copying it in slices
+
+
 def _preorder(roots: Sequence[TraceNode]) -> tuple[list[TraceNode], list[int]]:
     """Every node under ``roots`` in pre-order, and each one's parent's index (-1: a root)."""
     nodes: list[TraceNode] = []
     parents: list[int] = []
     add_node, add_parent = nodes.append, parents.append
-    stack: list[tuple[TraceNode, int]] = [(root, -1) for root in reversed(roots)]
-    pop, push = stack.pop, stack.extend
-    while stack:
-        node, parent = pop()
+    # Two stacks (the nodes to visit, their parents' indexes): no tuple per node.
+    todo: list[TraceNode] = list(reversed(roots))
+    above: list[int] = [-1] * len(roots)
+    pop, pop_above = todo.pop, above.pop
+    push, push_above = todo.extend, above.extend
+    while todo:
+        node = pop()
         index = len(nodes)
         add_node(node)
-        add_parent(parent)
+        add_parent(pop_above())
         children = child_nodes(node)
         if children:
-            push([(child, index) for child in reversed(children)])
+            push(reversed(children))
+            push_above(itertools.repeat(index, len(children)))
     return nodes, parents

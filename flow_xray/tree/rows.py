@@ -74,8 +74,10 @@ class StoreRows:
             "trace_id": trace_ids,
         }
         del ids, trace_ids
-        out["parent_id"] = [format(p, "016x") if p else None for p in parent_ids]
-        del parent_ids
+        # Calls share few parents (and kinds): each one's text is made once, not per call.
+        parents = {p: format(p, "016x") for p in set(parent_ids) if p}
+        out["parent_id"] = list(map(parents.get, parent_ids))
+        del parent_ids, parents
         out["latency_ms"] = [
             None if e == NO_END else (e - s) / 1e6 for s, e in zip(starts, ends, strict=True)
         ]
@@ -84,8 +86,13 @@ class StoreRows:
         del starts, ends
         by_plan = list(zip(values, plans, strict=True))
         del values, plans
+        kinds: dict[str, str] = {}
         out["kind"] = [
-            declared_kind(v[p.at_kind] if p.at_kind >= 0 else None) or "span" for v, p in by_plan
+            kinds.setdefault(kind, kind)
+            for kind in (
+                declared_kind(v[p.at_kind] if p.at_kind >= 0 else None) or "span"
+                for v, p in by_plan
+            )
         ]
         out["inputs"] = [raw_inputs(*p.input_of(v)) for v, p in by_plan]
         out["output"] = [raw_output(*p.output_of(v)) for v, p in by_plan]

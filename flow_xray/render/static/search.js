@@ -91,15 +91,28 @@ FX.search = (function () {
     return a === b;
   }
 
-  // Any key of these objects containing `key` whose value contains `value`.
-  function keyValue(node, key, value) {
-    for (const obj of [node.inputs, node.meta, node.attributes]) {
+  // Any key of these objects containing `key` whose value contains `value`. An object the
+  // page holds as canonical JSON text (haystack.objectText) whose text lacks either is
+  // passed by unread: any key and any value of it (a string, or JSON text as lower writes
+  // it) is in that text as it stands, when the term holds nothing JSON escapes.
+  function keyValue(node, key, value, haystack) {
+    const plain = verbatim(key) && verbatim(value);
+    for (const field of ["inputs", "meta", "attributes"]) {
+      const text = plain ? haystack.objectText(node, field) : undefined;
+      if (text !== undefined && (text.indexOf(key) < 0 || text.indexOf(value) < 0)) continue;
+      const obj = node[field];
       if (!obj || typeof obj !== "object") continue;
       for (const k in obj) {
         if (k.toLowerCase().indexOf(key) >= 0 && lower(obj[k]).indexOf(value) >= 0) return true;
       }
     }
     return false;
+  }
+
+  // Whether JSON.stringify writes `text` inside a string as it is (no quote, backslash,
+  // control character or surrogate).
+  function verbatim(text) {
+    return !/["\\\u0000-\u001f\ud800-\udfff]/.test(text);
   }
 
   function status(node) {
@@ -120,23 +133,58 @@ FX.search = (function () {
       case "error": return node.status === "error" && lower(node.error).indexOf(term.value) >= 0;
       case "kind": return lower(node.kind || "chain").indexOf(term.value) >= 0;
       case "status": return status(node).indexOf(term.value) >= 0;
-      case "kv": return keyValue(node, term.key, term.value);
-      default: return haystack(node).indexOf(term.value) >= 0;
+      case "kv": return keyValue(node, term.key, term.value, haystack);
+      default: return haystack.has(node, term.value);
     }
   }
 
-  // The function telling whether a node matches every term. Free text is searched in one
-  // lower-cased string per node, built on first use and kept (nodes are not changed).
+  const HAYSTACK = ["name", "error", "inputs", "output", "meta", "attributes", "kind"];
+
+  // The function telling whether a node matches every term. Free text is searched in the
+  // lower-cased text of the node's fields as if joined by newlines: a term without a
+  // newline is found in that text exactly when it is found in one field's, so the fields
+  // are written out one at a time, as needed, and kept for the node's next term. A field
+  // the page holds as JSON text that is exactly what JSON.stringify would write
+  // (FX.payload.canonicalText) is searched as that text, unparsed; an object many nodes
+  // share (their attributes) is written out once.
   function matcher(parsed) {
-    const cache = new WeakMap();
-    const haystack = function (node) {
-      let text = cache.get(node);
+    const canonical = FX.payload ? FX.payload.canonicalText : function () { return undefined; };
+    const shared = new WeakMap();
+    const fieldText = function (node, key) {
+      const raw = canonical(node, key);
+      if (raw !== undefined) return raw.toLowerCase();
+      const v = node[key];
+      if (v === null || typeof v !== "object") return lower(v);
+      let text = shared.get(v);
       if (text === undefined) {
-        text = [node.name, node.error, node.inputs, node.output, node.meta, node.attributes, node.kind]
-          .map(lower).join("\n");
-        cache.set(node, text);
+        text = lower(v);
+        shared.set(v, text);
       }
       return text;
+    };
+    let lastNode = null;
+    let parts = [];
+    const part = function (node, k) {
+      if (node !== lastNode) {
+        lastNode = node;
+        parts = [];
+      }
+      while (parts.length <= k) parts.push(fieldText(node, HAYSTACK[parts.length]));
+      return parts[k];
+    };
+    const haystack = {
+      // A field's canonical JSON text, lower-cased, when it holds an object; else undefined.
+      objectText: function (node, key) {
+        const raw = canonical(node, key);
+        return raw !== undefined && raw.charCodeAt(0) === 123 ? raw.toLowerCase() : undefined;
+      },
+      has: function (node, value) {
+        if (value.indexOf("\n") >= 0) {
+          return HAYSTACK.map(function (key, k) { return part(node, k); }).join("\n").indexOf(value) >= 0;
+        }
+        for (let k = 0; k < HAYSTACK.length; k++) if (part(node, k).indexOf(value) >= 0) return true;
+        return false;
+      },
     };
     const terms = parsed.terms;
     return function (node) {

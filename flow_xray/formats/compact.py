@@ -39,7 +39,8 @@ from typing import Any, Final
 from flow_xray.files import write_chunks_atomic
 from flow_xray.formats.columnar import Encoded, encode_column, little_endian
 from flow_xray.jsontext import gc_paused
-from flow_xray.tree.lazy import LAZY_FIELDS, RowReader, unfilled_rows
+from flow_xray.tree.columns import lazy_columns
+from flow_xray.tree.lazy import LAZY_FIELDS
 from flow_xray.tree.model import SPAN_FIELDS, TraceNode, TraceResult, child_nodes
 
 MAGIC: Final = b"\x89FXR\r\n\x1a\n"  # not text; line-end translation and truncation show
@@ -130,35 +131,8 @@ def preorder(roots: Sequence[TraceNode]) -> tuple[list[TraceNode], array[int]]:
 
 
 def node_columns(nodes: Sequence[TraceNode]) -> dict[str, list[Any]]:
-    """The `SPAN_FIELDS` of ``nodes`` as columns. A lazily built node not yet filled stays
-    so: its details come from its span's row (`RowReader.columns`), inputs and output as
-    the JSON text the span holds; the others' are read from the nodes."""
+    """The `SPAN_FIELDS` of ``nodes`` as columns; unfilled lazy nodes stay so
+    (`flow_xray.tree.columns.lazy_columns`)."""
     columns = {name: list(map(attrgetter(name), nodes)) for name in _EAGER}
-    readers, rows = unfilled_rows(nodes)
-    groups: dict[int, tuple[RowReader, list[int], list[int]]] = {}
-    for position, (reader, row) in enumerate(zip(readers, rows, strict=True)):
-        if reader is not None:
-            group = groups.get(id(reader))
-            if group is None:
-                group = groups[id(reader)] = (reader, [], [])
-            group[1].append(position)
-            group[2].append(row)
-    whole = len(groups) == 1 and len(next(iter(groups.values()))[1]) == len(nodes)
-    if whole:
-        reader, _, group_rows = next(iter(groups.values()))
-        columns.update(zip(LAZY_FIELDS, reader.columns(group_rows), strict=True))
-        return columns
-    lazy: list[list[Any]] = [[None] * len(nodes) for _ in LAZY_FIELDS]
-    done = set()
-    for reader, positions, group_rows in groups.values():
-        done.update(positions)
-        for target, values in zip(lazy, reader.columns(group_rows), strict=True):
-            for position, value in zip(positions, values, strict=True):
-                target[position] = value
-    others = [i for i in range(len(nodes)) if i not in done]
-    for target, name in zip(lazy, LAZY_FIELDS, strict=True):
-        get = attrgetter(name)
-        for position in others:
-            target[position] = get(nodes[position])
-    columns.update(zip(LAZY_FIELDS, lazy, strict=True))
+    columns.update(zip(LAZY_FIELDS, lazy_columns(nodes), strict=True))
     return columns

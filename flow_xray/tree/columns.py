@@ -39,6 +39,16 @@ def trace_columns(roots: Sequence[TraceNode]) -> Columns:
     columns: Columns = {
         name: list(map(attrgetter(name), nodes)) for name in DATA_FIELDS if name not in LAZY_FIELDS
     }
+    columns.update(zip(LAZY_FIELDS, lazy_columns(nodes), strict=True))
+    columns = {name: columns[name] for name in DATA_FIELDS}
+    columns["parent"] = parents
+    return columns
+
+
+def lazy_columns(nodes: Sequence[TraceNode]) -> list[list[Any]]:
+    """The `LAZY_FIELDS` of ``nodes`` as columns, in that order. A lazily built node not yet
+    filled stays so: its details come from its span's row (`RowReader.columns`, inputs and
+    output as the JSON text the span holds); the others' are read from the nodes."""
     # Each group's columns cover its positions; the groups in order cover every node once.
     readers, rows = unfilled_rows(nodes)
     groups = _groups(readers, rows)
@@ -48,11 +58,7 @@ def trace_columns(roots: Sequence[TraceNode]) -> Columns:
     if others:
         filled = [nodes[i] for i in others]
         parts.append((others, [list(map(attrgetter(name), filled)) for name in LAZY_FIELDS]))
-    merged = _merge(parts) if parts else [[] for _ in LAZY_FIELDS]
-    columns.update(zip(LAZY_FIELDS, merged, strict=True))
-    columns = {name: columns[name] for name in DATA_FIELDS}
-    columns["parent"] = parents
-    return columns
+    return _merge(parts) if parts else [[] for _ in LAZY_FIELDS]
 
 
 def _groups(

@@ -23,6 +23,7 @@ Example::
 from __future__ import annotations
 
 import json
+import math
 import sys
 from array import array
 from collections.abc import Sequence
@@ -31,6 +32,8 @@ from typing import Any, Final
 from flow_xray import jsontext
 from flow_xray.errors import TraceFileError
 from flow_xray.jsontext import JsonText
+
+_STRING: Final = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) uses
 
 # (encoding name, its parameters, its blobs)
 Encoded = tuple[str, dict[str, Any], list[bytes]]
@@ -136,11 +139,11 @@ def _json(values: Sequence[Any]) -> Encoded:
     else:
         objects = {id(value): value for value in values}
         if len(objects) <= few:  # rows share objects (a function's attributes): each once
-            text_of = _TextOf()
+            text_of = ValueTexts()
             of_object = {key: text_of.text(value) for key, value in objects.items()}
             texts = list(map(of_object.__getitem__, map(id, values)))
         else:
-            texts = list(map(_TextOf().text, values))
+            texts = list(map(ValueTexts().text, values))
     distinct = dict.fromkeys(texts)
     if len(distinct) <= few:
         table = SEPARATOR.join(distinct).encode(*TEXTS)
@@ -148,9 +151,10 @@ def _json(values: Sequence[Any]) -> Encoded:
     return "json", {"table": False}, [SEPARATOR.join(texts).encode(*TEXTS)]
 
 
-class _TextOf:
-    """Each value's JSON text: a `JsonText` as it is, a container once per object (rows
-    often share one: a function's attributes), ``default=repr`` as the JSON file writes."""
+class ValueTexts:
+    """Each value's JSON text (``json.dumps(value, ensure_ascii=False, default=repr)``, as
+    the JSON file writes it): a `JsonText` as it is, a container once per object (rows often
+    share one: a function's attributes)."""
 
     __slots__ = ("seen",)
 
@@ -161,17 +165,19 @@ class _TextOf:
         kind = type(value)
         if kind is JsonText:
             return value  # type: ignore[no-any-return]
-        if kind is int:
-            return int.__repr__(value)
+        if kind is str:
+            return _STRING(value)
         if value is None:
             return "null"
+        if kind is bool:
+            return "true" if value else "false"
+        if kind is int:
+            return int.__repr__(value)
+        if kind is float and math.isfinite(value):
+            return float.__repr__(value)
         if kind is dict or kind is list:
             found = self.seen.get(id(value))
             if found is None:
-                found = self.seen[id(value)] = _dumps(value)
+                found = self.seen[id(value)] = jsontext.dumps(value, default=repr)
             return found
-        return _dumps(value)
-
-
-def _dumps(value: Any) -> str:
-    return jsontext.dumps(value, default=repr)
+        return jsontext.dumps(value, default=repr)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import json.encoder
-import math
 import os
 from collections.abc import Iterator, Sequence
 from operator import attrgetter
@@ -23,8 +22,9 @@ from typing import Any, Final
 
 from flow_xray import jsontext
 from flow_xray.files import write_chunks_atomic
+from flow_xray.formats.columnar import ValueTexts
 from flow_xray.formats.compact import CHUNK_ROWS, node_columns, preorder
-from flow_xray.jsontext import JsonText, gc_paused
+from flow_xray.jsontext import gc_paused
 from flow_xray.serialize.text import has_unwritable, writable_data
 from flow_xray.tree.model import ACCOUNTING_FIELDS, DATA_FIELDS, TraceNode, TraceResult, totals_dict
 
@@ -108,34 +108,4 @@ def _texts(values: list[Any]) -> list[str]:
     if set(map(type, values)) == {str}:
         seen: dict[str, str] = {}
         return [seen.get(v) or seen.setdefault(v, _STRING(v)) for v in values]
-    return list(map(_Texts().text, values))
-
-
-class _Texts:
-    """One value's JSON text; a container once per object (calls often share one)."""
-
-    __slots__ = ("seen",)
-
-    def __init__(self) -> None:
-        self.seen: dict[int, str] = {}
-
-    def text(self, value: Any) -> str:
-        kind = type(value)
-        if kind is JsonText:
-            return value  # type: ignore[no-any-return]
-        if kind is str:
-            return _STRING(value)
-        if value is None:
-            return "null"
-        if kind is bool:
-            return "true" if value else "false"
-        if kind is int:
-            return int.__repr__(value)
-        if kind is float and math.isfinite(value):
-            return float.__repr__(value)
-        if kind is dict or kind is list:
-            found = self.seen.get(id(value))
-            if found is None:
-                found = self.seen[id(value)] = jsontext.dumps(value, default=repr)
-            return found
-        return jsontext.dumps(value, default=repr)
+    return list(map(ValueTexts().text, values))

@@ -194,7 +194,7 @@ def encode_output(
         scalar = _SCALARS.get(type(value))
         if scalar is not None:  # the commonest results, their JSON text made directly
             text = scalar(value)
-            if text is not None:
+            if text is not None and len(text) <= max_bytes:  # (ASCII: chars are bytes)
                 return text, MIME_JSON
         if issubclass(type(value), str):  # by type: a lazy proxy's __class__ is never read
             return cap_text(str.__str__(value), max_bytes, limits), MIME_TEXT

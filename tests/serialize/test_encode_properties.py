@@ -130,7 +130,10 @@ def test_a_dict_result_encodes_as_the_full_walk_does(result: dict[str, Any]) -> 
 )
 def test_a_scalar_result_is_the_json_the_full_walk_writes(result: Any) -> None:
     """An int, float, bool or None returned (their own fast path): the same text as the
-    walk's JSON of the value, big ints and NaN / infinities included."""
+    walk's JSON of the value, big ints and NaN / infinities included; within a budget too
+    small for it, a text that fits."""
     text, mime = encode_output(result, DEFAULT, 8192)
     assert mime == "application/json"
     assert text == json.dumps(to_jsonable(result, DEFAULT), separators=(",", ":"))
+    tight = max(2, len(text) - 1)
+    assert utf8_size(encode_output(result, DEFAULT, tight)[0]) <= tight

@@ -46,6 +46,16 @@ class _Ended:
         self.ended.append(span)
 
 
+@contextlib.contextmanager
+def _warnings_muted() -> Iterator[None]:
+    """The SDK (and the recorder, as it) logs a warning for each ignored write: not news here."""
+    logging.disable(logging.WARNING)
+    try:
+        yield
+    finally:
+        logging.disable(logging.NOTSET)
+
+
 def _plain(span: ReadableSpan | LocalSpan) -> dict[str, Any]:
     """What a span says, without its random ids and clock times."""
     parent = span.parent
@@ -118,11 +128,8 @@ def test_bad_keys_are_dropped_as_the_sdk_drops_them() -> None:
         span.set_attributes({"ok": 1, 7: "number key", "": "again"})  # type: ignore[dict-item]
         span.end()
 
-    logging.disable(logging.WARNING)
-    try:
+    with _warnings_muted():
         sdk, local = _both(drive)
-    finally:
-        logging.disable(logging.NOTSET)
     assert local == sdk
 
 
@@ -154,11 +161,8 @@ def test_the_sdk_limits_from_the_environment_apply(monkeypatch: pytest.MonkeyPat
             span.add_event(f"e{number}", {"text": "y" * 20})
         span.end()
 
-    logging.disable(logging.WARNING)
-    try:
+    with _warnings_muted():
         sdk, local = _both(drive)
-    finally:
-        logging.disable(logging.NOTSET)
     assert local == sdk
     assert len(local[0]["attributes"]) == 5 and len(local[0]["events"]) == 2
 
@@ -176,9 +180,8 @@ def test_status_rules_are_the_sdks() -> None:
         second.set_status(StatusCode.ERROR, "too late")
         second.end()
         third = tracer.start_span("status object")
-        logging.disable(logging.WARNING)
-        third.set_status(Status(StatusCode.ERROR, "kept"), "ignored")
-        logging.disable(logging.NOTSET)
+        with _warnings_muted():
+            third.set_status(Status(StatusCode.ERROR, "kept"), "ignored")
         third.end()
 
     sdk, local = _both(drive)
@@ -198,11 +201,8 @@ def test_nothing_changes_once_a_span_ended() -> None:
         span.update_name("renamed")
         span.end()
 
-    logging.disable(logging.WARNING)
-    try:
+    with _warnings_muted():
         sdk, local = _both(drive)
-    finally:
-        logging.disable(logging.NOTSET)
     assert local == sdk and len(local) == 1
 
 

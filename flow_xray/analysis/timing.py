@@ -30,6 +30,8 @@ from typing import Any, TypeGuard
 
 from flow_xray.tree.columns import Columns
 
+_FLOAT = frozenset({float})
+
 SLOW_SHARE = 0.2
 TOP = 10  # calls listed by `self_time`
 
@@ -64,14 +66,15 @@ def tree_shape(columns: Columns) -> TreeShape:
             kids[parent].append(index)
         else:
             kids[parent] = [index]
-    spans = [
-        _interval(start, latency)
-        for start, latency in zip(
-            columns.get("start_ms") or [None] * count,
-            columns.get("latency_ms") or [None] * count,
-            strict=True,
-        )
-    ]
+    starts = columns.get("start_ms") or [None] * count
+    latencies = columns.get("latency_ms") or [None] * count
+    if _FLOAT.issuperset(map(type, starts)) and _FLOAT.issuperset(map(type, latencies)):
+        # every call ended, its times plain floats (the common case): no checks per call
+        spans: list[tuple[float, float | None]] = [
+            (start, start + latency) for start, latency in zip(starts, latencies, strict=True)
+        ]
+    else:
+        spans = [_interval(s, e) for s, e in zip(starts, latencies, strict=True)]
     return TreeShape(kids, roots, spans)
 
 
@@ -181,4 +184,5 @@ def _closed(span: tuple[float, float | None], end: float) -> tuple[float, float]
 
 
 def _is_number(value: Any) -> TypeGuard[int | float]:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    kind = type(value)
+    return kind is float or kind is int or (kind is not bool and isinstance(value, (int, float)))

@@ -144,8 +144,6 @@ class LocalTracer(trace_api.Tracer):
     def __init__(self, provider: LocalProvider, scope: InstrumentationScope) -> None:
         self.provider = provider
         self.scope = scope
-        # Another instrumentation's scope name (its spans keep it), None for flow-xray's own.
-        self.foreign = scope.name if scope.name and scope.name != attr.TRACER_NAME else None
 
     def start_span(
         self,

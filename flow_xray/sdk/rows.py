@@ -47,32 +47,38 @@ def to_row(span: ReadableSpan | LocalSpan) -> Row:
     A span laid out otherwise is read through its public properties; a
     `LocalSpan` (the local recorder's) from its own fields.
     """
-    if type(span) is LocalSpan:
-        return _local_row(span)
-    try:
-        fields = span.__dict__
-        items = fields["_attributes"]._dict
-        if type(items) is not dict:
-            raise TypeError("attributes are not a plain dict")
-        ctx = fields["_context"]
-        parent = fields["_parent"]
-        name = fields["_name"]
-        start = fields["_start_time"]
-        end = fields["_end_time"]
-        status = fields["_status"]
-        events = fields["_events"]
-        scope = fields["_instrumentation_scope"]
-    except Exception:  # not laid out as the SDK's ReadableSpan (KeyError, AttributeError...)
-        ctx, parent, name, start, end, status = (
-            span.context,
-            span.parent,
-            span.name,
-            span.start_time,
-            span.end_time,
-            span.status,
-        )
-        items, events = span.attributes or {}, span.events
-        scope = span.instrumentation_scope
+    if type(span) is LocalSpan:  # the local recorder's: its own fields
+        ctx, parent, name = span._span_context, span._parent, span._name
+        start: int | None = span._start_time
+        end: int | None = span._end_time
+        status = span._status
+        items: Mapping[str, Any] = span.attributes
+        events: Any = span._events
+        scope: Any = span._tracer.scope
+    else:
+        try:
+            fields = span.__dict__
+            items = fields["_attributes"]._dict
+            if type(items) is not dict:
+                raise TypeError("attributes are not a plain dict")
+            ctx = fields["_context"]
+            parent = fields["_parent"]
+            name = fields["_name"]
+            start = fields["_start_time"]
+            end = fields["_end_time"]
+            status = fields["_status"]
+            events = fields["_events"]
+            scope = fields["_instrumentation_scope"]
+        except Exception:  # not laid out as the SDK's ReadableSpan (KeyError, AttributeError...)
+            ctx, parent, name, start, end, status = (
+                span.context,
+                span.parent,
+                span.name,
+                span.start_time,
+                span.end_time,
+                span.status,
+            )
+            items, events, scope = span.attributes or {}, span.events, span.instrumentation_scope
     keys, values = tuple(items), tuple(items.values())
     scope_name = scope.name if scope is not None else None
     if scope_name and scope_name != TRACER_NAME:  # another instrumentation's span: keep its scope
@@ -90,30 +96,6 @@ def to_row(span: ReadableSpan | LocalSpan) -> Row:
         keys,
         values,
         _events(events) if events else (),
-    )
-
-
-def _local_row(span: LocalSpan) -> Row:
-    """`to_row` of the local recorder's span, read from its own fields (no copies)."""
-    items = span.attributes
-    keys, values = tuple(items), tuple(items.values())
-    foreign = span._tracer.foreign
-    if foreign is not None:  # another instrumentation's span: keep its scope
-        keys, values = (*keys, attr.OTEL_SCOPE_NAME), (*bounded_ints(values), foreign)
-    ctx, parent, status = span._span_context, span._parent, span._status
-    code = status.status_code
-    return (
-        ctx.trace_id,
-        ctx.span_id,
-        parent.span_id if parent is not None else 0,
-        span._name,
-        span._start_time,
-        span._end_time or 0,
-        "UNSET" if code is StatusCode.UNSET else "ERROR" if code is StatusCode.ERROR else "OK",
-        status.description,
-        keys,
-        values,
-        _events(span._events) if span._events else (),
     )
 
 

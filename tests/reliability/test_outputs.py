@@ -97,13 +97,16 @@ def reading(fifo: Path) -> Iterator[list[bytes]]:
     def drain() -> None:
         chunks = []
         while True:
+            # Asked before reading: an end of file read after the block was over is the
+            # end (one read before it could have come before the writer even opened).
+            over = finished.is_set()
             try:
                 chunk: bytes | None = os.read(end, 1 << 16)
             except BlockingIOError:  # a writer is there, with nothing for now
                 chunk = None
             if chunk:
                 chunks.append(chunk)
-            elif chunk == b"" and finished.is_set():  # no writer (any more) and none to come
+            elif chunk == b"" and over:  # no writer (any more) and none to come
                 got.append(b"".join(chunks))
                 return
             else:

@@ -15,6 +15,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Final, overload
 
 from flow_xray import attributes as attr
+from flow_xray.tree.packed import BLOCK, PackedValues
 
 # str, bool, int, float or a sequence of them, as OpenTelemetry allows; typed
 # loosely because readers (OTLP JSON) may also produce nested mappings.
@@ -131,7 +132,7 @@ class SpanStore(Sequence[SpanRecord]):
         self._names: list[str] = []
         # (status, message, keys): interned, so most rows share one tuple
         self._shapes: list[tuple[str, str | None, tuple[str, ...]]] = []
-        self._values: list[tuple[Any, ...]] = []
+        self._values = PackedValues()  # each row's attribute values
         self._events: dict[int, tuple[EventRecord, ...]] = {}  # by row, rows with events only
         self._others: list[SpanRecord] = []
         self._strings: dict[Any, Any] = {}
@@ -172,7 +173,10 @@ class SpanStore(Sequence[SpanRecord]):
             self._names.append(strings.setdefault(name, name))
             shape = (status, message, keys)
             self._shapes.append(strings.setdefault(shape, shape))
-            self._values.append(values)
+            recent = self._values.recent
+            recent.append(values)
+            if len(recent) == BLOCK:
+                self._values.pack(self._shapes, self._names)
             return
         row: Row = (
             trace_id,
@@ -218,7 +222,9 @@ class SpanStore(Sequence[SpanRecord]):
         self._names.append(intern(name, name))
         shape = (status, message, keys)
         self._shapes.append(intern(shape, shape))
-        self._values.append(values)
+        self._values.recent.append(values)
+        if len(self._values.recent) == BLOCK:
+            self._values.pack(self._shapes, self._names)
 
     def _new_trace_run(self, trace_id: int) -> None:
         self._trace_int = trace_id
@@ -387,7 +393,7 @@ class SpanStore(Sequence[SpanRecord]):
             list(map(self._starts.__getitem__, rows)),
             list(map(self._ends.__getitem__, rows)),
             list(map(self._shapes.__getitem__, rows)),
-            list(map(self._values.__getitem__, rows)),
+            self._values.take(rows),
         )
 
     @property

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import random
 import tracemalloc
 
 import pytest
@@ -12,6 +13,7 @@ from flow_xray.analysis.accounting import build_result
 from flow_xray.errors import ConfigurationError
 from flow_xray.sdk.rows import to_record
 from flow_xray.tree.model import TraceResult
+from flow_xray.tree.packed import BLOCK
 from flow_xray.tree.spans import SpanRecord, SpanStore
 
 
@@ -159,3 +161,101 @@ def test_a_store_built_tree_matches_the_same_records_as_a_list() -> None:
     pipeline(30)
     store = processor.close_capture(collector, token)
     assert build_result(store) == build_result(list(store))
+
+
+class Label(str):
+    """A str subclass: stored values keep their exact type."""
+
+
+def _odd_value(rng: random.Random, row: int) -> object:
+    """An attribute value of a type that must come back as exactly that type and value."""
+    return rng.choice(
+        [
+            f'{{"row":{row}}}',
+            "same",
+            "ünïcode €",
+            "",
+            Label("subclass"),
+            row,
+            1,
+            True,
+            False,
+            2**70 + row,
+            0.0,
+            -0.0,
+            float("nan"),
+            1.5,
+            ("a", "b"),
+            (1, True),
+        ]
+    )
+
+
+def _exactly(value: object) -> object:
+    """A value as a comparable form that tells 1 from True, 0.0 from -0.0 and NaN from NaN."""
+    if isinstance(value, tuple):
+        return tuple(_exactly(v) for v in value)
+    return (type(value), repr(value))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_packed_rows_read_back_as_the_very_values_they_were(seed: int) -> None:
+    """Rows are packed a block at a time (shared values once, ASCII text joined): every
+    row reads back with exactly its values, one at a time and many at once, whether
+    its block is packed or not."""
+    rng = random.Random(seed)
+    keys = [("a", "b", "c"), ("a", "b", "c", "d"), ("x",), ()]
+    names = ["f", "g", "h"]
+    rows = []
+    for row in range(BLOCK * 3 + 77):
+        shape = rng.choice(keys)
+        # Mostly one value per position and function, as calls are; sometimes anything.
+        values = tuple(
+            _odd_value(rng, row) if rng.random() < 0.3 else f"const-{at}"
+            for at in range(len(shape))
+        )
+        rows.append((rng.choice(names), shape, values))
+    store = SpanStore()
+    for span_id, (name, shape, values) in enumerate(rows, start=1):
+        store.add(9, span_id, 0, name, span_id, span_id + 1, "OK", None, shape, values)
+    expected = [_exactly(values) for _, _, values in rows]
+    assert [_exactly(tuple(store[i].attributes.values())) for i in range(len(rows))] == expected
+    every = list(range(len(rows)))
+    assert [_exactly(v) for v in store.part_columns(every)[6]] == expected
+    few = rng.sample(every, 20)
+    assert [_exactly(v) for v in store.part_columns(few)[6]] == [expected[i] for i in few]
+
+
+def test_the_calls_of_one_function_keep_their_shared_values_once() -> None:
+    """Past a block, a row keeps only what differs from its function's other calls: the
+    kind, location and mime types once, the inputs and output as joined text."""
+    keys = ("openinference.span.kind", "code.function.name", "input.value", "input.mime_type")
+    store = SpanStore()
+    kind, where = "CHAIN", "step"
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for i in range(1, 10 * BLOCK + 1):
+        values = ("".join(kind), "".join(where), f'{{"i":{i}}}', "application/json")
+        store.add(7, i, 0, "step", i, i + 5, "UNSET", None, keys, values)
+    used = (tracemalloc.get_traced_memory()[0] - before) / (10 * BLOCK)
+    tracemalloc.stop()
+    assert used < 80  # a tuple of the values alone is 72 bytes, its text 49 more
+    assert store[5 * BLOCK].attributes == dict(
+        zip(keys, ("CHAIN", "step", f'{{"i":{5 * BLOCK + 1}}}', "application/json"), strict=True)
+    )
+
+
+@pytest.mark.parametrize(
+    ("usual", "odd"),
+    [(1, True), (0, False), (0.0, -0.0), (1.0, 1), ("1", Label("1"))],
+)
+def test_equal_values_of_another_type_or_sign_are_not_shared(usual: object, odd: object) -> None:
+    """A call whose value equals its function's usual one but is not the same value (True
+    for 1, -0.0 for 0.0, a str subclass) reads back as itself, not as the usual value."""
+    store = SpanStore()
+    for i in range(1, BLOCK + 1):
+        value = odd if i == 500 else usual
+        store.add(7, i, 0, "step", i, i + 5, "UNSET", None, ("v",), (value,))
+    for read in (store[499].attributes["v"], store.part_columns(range(BLOCK))[6][499][0]):
+        assert _exactly(read) == _exactly(odd)
+    assert _exactly(store[498].attributes["v"]) == _exactly(usual)

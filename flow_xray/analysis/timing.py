@@ -24,6 +24,7 @@ that never ended counts as running until its parent's end. No OpenTelemetry here
 from __future__ import annotations
 
 import heapq
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
@@ -38,11 +39,14 @@ TOP = 10  # calls listed by `self_time`
 
 @dataclass(frozen=True, slots=True)
 class TreeShape:
-    """A flat trace's tree: each call's children and interval (start, end or None), the roots."""
+    """A flat trace's tree: each call's children, the roots, and each call's interval: its
+    start and its end (None if it never ended), as two lists (a million calls' intervals as
+    tuples would take 80 MB; the starts are usually the ``start_ms`` column itself)."""
 
     kids: list[Sequence[int]]  # a leaf's is an empty tuple
     roots: list[int]
-    spans: list[tuple[float, float | None]]
+    starts: Sequence[float]
+    ends: Sequence[float | None]
 
 
 def tree_shape(columns: Columns) -> TreeShape:
@@ -70,12 +74,14 @@ def tree_shape(columns: Columns) -> TreeShape:
     latencies = columns.get("latency_ms") or [None] * count
     if _FLOAT.issuperset(map(type, starts)) and _FLOAT.issuperset(map(type, latencies)):
         # every call ended, its times plain floats (the common case): no checks per call
-        spans: list[tuple[float, float | None]] = [
-            (start, start + latency) for start, latency in zip(starts, latencies, strict=True)
-        ]
-    else:
-        spans = [_interval(s, e) for s, e in zip(starts, latencies, strict=True)]
-    return TreeShape(kids, roots, spans)
+        ends: list[float | None] = list(map(operator.add, starts, latencies))
+        return TreeShape(kids, roots, starts, ends)
+    begins = [float(start) if _is_number(start) else 0.0 for start in starts]
+    ends = [
+        begin + float(latency) if _is_number(latency) else None
+        for begin, latency in zip(begins, latencies, strict=True)
+    ]
+    return TreeShape(kids, roots, begins, ends)
 
 
 def finish_columns(columns: Columns, totals: Any = None) -> TreeShape:
@@ -85,16 +91,16 @@ def finish_columns(columns: Columns, totals: Any = None) -> TreeShape:
     trace's `TreeShape`, for `flow_xray.analysis.overview.overview`.
     """
     shape = tree_shape(columns)
-    spans, kids = shape.spans, shape.kids
-    count = len(spans)
-    wall = _wall_ms(totals, spans)
+    kids = shape.kids
+    count = len(kids)
+    wall = _wall_ms(totals, shape)
     own = [
         None
         if end is None
-        else _own_ms(start, end, kids[index], spans)
+        else _own_ms(start, end, kids[index], shape)
         if kids[index]
         else max(0.0, end - start)
-        for index, (start, end) in enumerate(spans)
+        for index, (start, end) in enumerate(zip(shape.starts, shape.ends, strict=True))
     ]
     statuses = columns.get("status") or [None] * count
     ghosts = columns.get("ghost") or [None] * count
@@ -111,24 +117,24 @@ def critical_path(shape: TreeShape) -> list[int]:
 
     Iterative; O(n) over the calls on the path and their children.
     """
-    kids, spans = shape.kids, shape.spans
-    if not spans:
+    kids, starts, ends = shape.kids, shape.starts, shape.ends
+    if not kids:
         return []
-    horizon = max((e if e is not None else s) for s, e in spans)
+    horizon = _horizon(shape)
 
     def last(rows: Sequence[int], bound: float) -> int:
         """The row ending last (a call that never ended: at ``bound``), longer first, first."""
 
         def key(i: int) -> tuple[float, float, int]:
-            start, stop = spans[i]
+            stop = ends[i]
             end = bound if stop is None else stop
-            return (end, end - start, -i)
+            return (end, end - starts[i], -i)
 
         return max(rows, key=key)
 
     path = [last(shape.roots, horizon)]
     while kids[path[-1]]:
-        stop = spans[path[-1]][1]
+        stop = ends[path[-1]]
         path.append(last(kids[path[-1]], horizon if stop is None else stop))
     return path
 
@@ -139,17 +145,17 @@ def self_time(own: Sequence[Any]) -> list[int]:
     return heapq.nlargest(TOP, timed, key=lambda i: float(own[i]))
 
 
-def _interval(start: Any, latency: Any) -> tuple[float, float | None]:
-    begin = float(start) if _is_number(start) else 0.0
-    return begin, begin + float(latency) if _is_number(latency) else None
+def _horizon(shape: TreeShape) -> float:
+    """When the last call ended (a call that never ended: its start)."""
+    return max(s if e is None else e for s, e in zip(shape.starts, shape.ends, strict=True))
 
 
-def _wall_ms(totals: Any, spans: Sequence[tuple[float, float | None]]) -> float:
+def _wall_ms(totals: Any, shape: TreeShape) -> float:
     if isinstance(totals, Mapping) and _is_number(totals.get("wall_time_ms")):
         return float(totals["wall_time_ms"])
-    if not spans:
+    if not shape.kids:
         return 0.0
-    return max(e if e is not None else s for s, e in spans) - min(s for s, _ in spans)
+    return _horizon(shape) - min(shape.starts)
 
 
 def _status(status: Any, ghost: Any, own: float | None, count: int, wall: float) -> str:
@@ -162,25 +168,24 @@ def _status(status: Any, ghost: Any, own: float | None, count: int, wall: float)
     return "slow" if own >= SLOW_SHARE * wall else "ok"
 
 
-def _own_ms(
-    start: float, end: float, children: Sequence[int], spans: Sequence[tuple[float, float | None]]
-) -> float:
+def _own_ms(start: float, end: float, children: Sequence[int], shape: TreeShape) -> float:
     """Latency not covered by the union of the children's intervals (clipped to the parent).
 
     A child that never ended counts as running until the parent's end.
     """
     covered = 0.0
     cursor = start
-    for child_start, child_end in sorted(_closed(spans[k], end) for k in children):
+    starts, ends = shape.starts, shape.ends
+    closed: list[tuple[float, float]] = []
+    for k in children:
+        stop = ends[k]
+        closed.append((starts[k], end if stop is None else stop))
+    for child_start, child_end in sorted(closed):
         begin, finish = max(child_start, cursor), min(child_end, end)
         if finish > begin:
             covered += finish - begin
             cursor = finish
     return max(0.0, end - start - covered)
-
-
-def _closed(span: tuple[float, float | None], end: float) -> tuple[float, float]:
-    return (span[0], end if span[1] is None else span[1])
 
 
 def _is_number(value: Any) -> TypeGuard[int | float]:

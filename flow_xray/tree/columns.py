@@ -62,8 +62,8 @@ def lazy_columns(nodes: Sequence[TraceNode]) -> list[list[Any]]:
 
 
 def _groups(
-    readers: list[RowReader | None], rows: list[int]
-) -> dict[int, tuple[RowReader, Sequence[int], list[int]]]:
+    readers: list[RowReader | None], rows: Sequence[int]
+) -> dict[int, tuple[RowReader, Sequence[int], Sequence[int]]]:
     """The unfilled nodes by the reader of their rows: per reader, their positions and rows."""
     present = list(map(operator.is_not, readers, itertools.repeat(None)))
     distinct = {id(reader): reader for reader in itertools.compress(readers, present)}
@@ -73,7 +73,7 @@ def _groups(
             return {key: (cast(RowReader, reader), range(len(rows)), rows)}
         positions = list(itertools.compress(range(len(rows)), present))
         return {key: (cast(RowReader, reader), positions, list(itertools.compress(rows, present)))}
-    groups: dict[int, tuple[RowReader, list[int], list[int]]] = {}
+    groups: dict[int, tuple[RowReader, list[int], list[int]]] = {}  # (several stores)
     for position, (found, row) in enumerate(zip(readers, rows, strict=True)):
         if found is not None:
             group = groups.get(id(found))

@@ -20,6 +20,8 @@ from typing import Any, Final
 BLOCK_BITS: Final = 10
 BLOCK: Final = 1 << BLOCK_BITS  # rows per block
 BLOCK_MASK: Final = BLOCK - 1
+# Rows per block from which unpacking the whole block beats reading rows one by one.
+_FEW: Final = BLOCK // 4
 
 
 class _Text:
@@ -178,9 +180,11 @@ class PackedValues:
         return self.recent[row - (len(self.blocks) << BLOCK_BITS)]
 
     def take(self, rows: Sequence[int]) -> list[tuple[Any, ...]]:
-        """The values of ``rows``: unpacked a block at a time when they are many."""
-        if len(rows) * 8 < len(self.blocks) << BLOCK_BITS:
+        """The values of ``rows``: one by one when they are few per block, else the blocks
+        they are in unpacked whole."""
+        blocks = set(map(BLOCK_BITS.__rrshift__, rows))
+        if len(rows) < len(blocks) * _FEW:
             return list(map(self.__getitem__, rows))
-        every = list(itertools.chain.from_iterable(block.rows() for block in self.blocks))
-        every.extend(self.recent)
-        return list(map(every.__getitem__, rows))
+        packed = len(self.blocks)
+        unpacked = {b: self.blocks[b].rows() if b < packed else self.recent for b in blocks}
+        return [unpacked[row >> BLOCK_BITS][row & BLOCK_MASK] for row in rows]

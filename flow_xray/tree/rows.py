@@ -48,8 +48,20 @@ class StoreRows:
 
         A page of a million calls reads them here: the common call (none of
         metadata, chat messages, another instrumentation's keys, an error,
-        events) a field at a time for all rows; the others one by one.
+        events) a field at a time for `_CHUNK` rows at once (what the store hands
+        over for them is let go of before the next); the others one by one.
         """
+        if len(rows) <= _CHUNK:
+            return self._columns(rows)
+        columns: list[list[Any]] = [[] for _ in LAZY_FIELDS]
+        for start in range(0, len(rows), _CHUNK):
+            for column, part in zip(
+                columns, self._columns(rows[start : start + _CHUNK]), strict=True
+            ):
+                column.extend(part)
+        return columns
+
+    def _columns(self, rows: Sequence[int]) -> list[list[Any]]:
         store, origin = self.store, self.origin
         count, stored = len(rows), len(store.shapes())
         trace_ids, ids, parent_ids, starts, ends, shapes, values = store.part_columns(
@@ -129,3 +141,4 @@ class RowBlock:
 
 
 _LAZY_AT: Final = tuple(SPAN_FIELDS.index(name) for name in LAZY_FIELDS)
+_CHUNK: Final = 1 << 16  # rows read from the store at once

@@ -190,28 +190,31 @@ def _repeated(table: _Table, kids: Sequence[Sequence[int]]) -> list[dict[str, An
     names = table.column("name")
     statuses = table.column("status")
     latencies = table.column("latency_ms")
-    out: list[dict[str, Any]] = []
+    # (parent, name, count, failed, total) of each group; the rows only for the `TOP` kept
+    # (a million calls in repeated groups would otherwise be listed once more)
+    found: list[tuple[int, str, int, int, float]] = []
     for parent, children in enumerate(kids):
         if len(children) < 2:
             continue
         groups: dict[str, list[int]] = {}
         for c in children:
             groups.setdefault(str(names[c]), []).append(c)
-        for group in groups.values():
+        for name, group in groups.items():
             failed = sum(1 for c in group if statuses[c] == "error")
             if len(group) >= 3 or (len(group) == 2 and failed):
                 total = sum(_num(latencies[c]) or 0.0 for c in group)
-                out.append(
-                    {
-                        "parent": parent,
-                        "rows": group,
-                        "count": len(group),
-                        "failed": failed,
-                        "total_ms": total,
-                    }
-                )
-    out.sort(key=lambda g: -g["total_ms"])
-    return out[:TOP]
+                found.append((parent, name, len(group), failed, total))
+    found.sort(key=lambda g: -g[4])
+    return [
+        {
+            "parent": parent,
+            "rows": [c for c in kids[parent] if str(names[c]) == name],
+            "count": count,
+            "failed": failed,
+            "total_ms": total,
+        }
+        for parent, name, count, failed, total in found[:TOP]
+    ]
 
 
 def _first(

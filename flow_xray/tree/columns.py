@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+from array import array
 from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any, cast
@@ -71,8 +72,10 @@ def _groups(
         ((key, reader),) = distinct.items()
         if all(present):
             return {key: (cast(RowReader, reader), range(len(rows)), rows)}
-        positions = list(itertools.compress(range(len(rows)), present))
-        return {key: (cast(RowReader, reader), positions, list(itertools.compress(rows, present)))}
+        # (arrays: a million positions and rows as lists would hold 64 MB of int objects)
+        positions = array("q", itertools.compress(range(len(rows)), present))
+        kept = array("q", itertools.compress(rows, present))
+        return {key: (cast(RowReader, reader), positions, kept)}
     groups: dict[int, tuple[RowReader, list[int], list[int]]] = {}  # (several stores)
     for position, (found, row) in enumerate(zip(readers, rows, strict=True)):
         if found is not None:

@@ -53,12 +53,12 @@ class StoreRows:
         """
         if len(rows) <= _CHUNK:
             return self._columns(rows)
-        columns: list[list[Any]] = [[] for _ in LAZY_FIELDS]
-        for start in range(0, len(rows), _CHUNK):
-            for column, part in zip(
-                columns, self._columns(rows[start : start + _CHUNK]), strict=True
-            ):
-                column.extend(part)
+        count = len(rows)
+        columns: list[list[Any]] = [[None] * count for _ in LAZY_FIELDS]  # (never regrown)
+        for start in range(0, count, _CHUNK):
+            chunk = self._columns(rows[start : start + _CHUNK])
+            for column, part in zip(columns, chunk, strict=True):
+                column[start : start + len(part)] = part
         return columns
 
     def _columns(self, rows: Sequence[int]) -> list[list[Any]]:
@@ -141,4 +141,4 @@ class RowBlock:
 
 
 _LAZY_AT: Final = tuple(SPAN_FIELDS.index(name) for name in LAZY_FIELDS)
-_CHUNK: Final = 1 << 16  # rows read from the store at once
+_CHUNK: Final = 1 << 14  # rows read from the store at once

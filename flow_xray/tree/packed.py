@@ -62,8 +62,10 @@ def _same(values: tuple[Any, ...]) -> bool:
     first = values[0]
     if all(map(operator.is_, values, itertools.repeat(first))):
         return True
-    return (
-        type(first) in _EXACT and set(map(type, values)) == {type(first)} and len(set(values)) == 1
+    return (  # (the equality test first: it stops at the first value that differs)
+        type(first) in _EXACT
+        and all(map(operator.eq, values, itertools.repeat(first)))
+        and set(map(type, values)) == {type(first)}
     )
 
 
@@ -141,9 +143,9 @@ class ValueBlock:
             group_of.append(number)
             slot_of.append(len(rows))
             rows.append(row)
-        self.groups = [_Group(rows) for rows in members]
         self.group_of = group_of
         self.slot_of = slot_of
+        self.groups = [_Group(rows) for rows in members]
 
     def row(self, at: int) -> tuple[Any, ...]:
         """The values of the block's row ``at``."""

@@ -6,11 +6,16 @@ import contextlib
 import copy
 import pickle
 
+import pytest
+
 from flow_xray import trace
 from flow_xray.analysis.accounting import build_result
+from flow_xray.render.payload import read_page
 from flow_xray.sdk.processor import get_processor
+from flow_xray.tree import rows
 from flow_xray.tree.lazy import LazyNode
 from flow_xray.tree.model import TraceNode
+from flow_xray.tree.packed import BLOCK
 from flow_xray.tree.spans import SpanRecord, SpanStore
 
 
@@ -115,3 +120,19 @@ def test_an_eager_node_still_equals_and_copies() -> None:
     node = TraceNode("f", "n1", {"x": 1}, children=[TraceNode(name="g", id="n2")])
     assert pickle.loads(pickle.dumps(node)) == node
     assert node.node_id == "n1" and not node.has_meta()
+
+
+@pytest.mark.parametrize("chunk", [500, 1 << 16])
+def test_a_page_read_from_packed_rows_is_the_page_of_the_same_nodes(
+    chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past a block of rows the store keeps values packed; a page reads them a chunk at a time
+    (some nodes filled first): every call shows exactly as the eagerly built nodes show it."""
+    monkeypatch.setattr(rows, "_CHUNK", chunk)
+    store = _store(3 * BLOCK + 100)
+    lazy, eager = build_result(store), build_result(list(store))
+    nodes = list(lazy)
+    for node in nodes[::97]:  # filled before the page is made: read from the nodes
+        assert node.inputs is not None
+    assert read_page(lazy.to_html()) == read_page(eager.to_html())
+    assert lazy.roots == eager.roots

@@ -23,7 +23,7 @@ by their row: their index in the pre-order columns (`flow_xray.tree.columns`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeGuard
+from typing import Any, Final, TypeGuard
 
 from flow_xray.analysis.timing import TOP, TreeShape, critical_path, self_time, tree_shape
 from flow_xray.tree.columns import Columns
@@ -77,6 +77,9 @@ class _Table:
     def column(self, key: str) -> Sequence[Any]:
         found = self.columns.get(key)
         return found if found is not None else [None] * self.count
+
+
+_FLOAT: Final = frozenset({float})
 
 
 def _num(value: Any) -> float | None:
@@ -196,13 +199,21 @@ def _repeated(table: _Table, kids: Sequence[Sequence[int]]) -> list[dict[str, An
     for parent, children in enumerate(kids):
         if len(children) < 2:
             continue
+        labels = list(map(str, map(names.__getitem__, children)))
         groups: dict[str, list[int]] = {}
-        for c in children:
-            groups.setdefault(str(names[c]), []).append(c)
+        if len(set(labels)) == 1:  # one function's calls (the common case): no loop per call
+            groups[labels[0]] = list(children)
+        else:
+            for c, label in zip(children, labels, strict=True):
+                groups.setdefault(label, []).append(c)
         for name, group in groups.items():
-            failed = sum(1 for c in group if statuses[c] == "error")
+            failed = list(map(statuses.__getitem__, group)).count("error")
             if len(group) >= 3 or (len(group) == 2 and failed):
-                total = sum(_num(latencies[c]) or 0.0 for c in group)
+                times = list(map(latencies.__getitem__, group))
+                if _FLOAT.issuperset(map(type, times)):  # the same sum, without a call per time
+                    total = sum(times)
+                else:
+                    total = sum(_num(t) or 0.0 for t in times)
                 found.append((parent, name, len(group), failed, total))
     found.sort(key=lambda g: -g[4])
     return [

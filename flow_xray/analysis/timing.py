@@ -100,7 +100,7 @@ def finish_columns(columns: Columns, totals: Any = None) -> TreeShape:
         if end is None
         else _own_ms(start, end, kids[index], shape)
         if kids[index]
-        else max(0.0, end - start)
+        else (mine if (mine := end - start) > 0.0 else 0.0)  # max(0.0, ...) without a call
         for index, (start, end) in enumerate(zip(shape.starts, shape.ends, strict=True))
     ]
     statuses = columns.get("status") or [None] * count
@@ -182,11 +182,14 @@ def _own_ms(start: float, end: float, children: Sequence[int], shape: TreeShape)
         stop = ends[k]
         closed.append((starts[k], end if stop is None else stop))
     for child_start, child_end in sorted(closed):
-        begin, finish = max(child_start, cursor), min(child_end, end)
+        # max(child_start, cursor) and min(child_end, end), without two calls per child
+        begin = cursor if cursor > child_start else child_start
+        finish = end if end < child_end else child_end
         if finish > begin:
             covered += finish - begin
             cursor = finish
-    return max(0.0, end - start - covered)
+    rest = end - start - covered
+    return rest if rest > 0.0 else 0.0  # max(0.0, rest)
 
 
 def _is_number(value: Any) -> TypeGuard[int | float]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given, settings, strategies as st
+
 from flow_xray import TraceResult
 from flow_xray.analysis.overview import overview
 from flow_xray.render.trace_graph import flatten_trace
@@ -130,3 +132,56 @@ def test_llm_usage_counts_each_request_once() -> None:
         ("gpt-4o", 1, 110),
         ("gpt-4o-mini", 1, 55),
     ]
+
+
+def _repeated_by_definition(columns: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """The repeated calls as defined: per parent, its children grouped by name (as text);
+    groups of 3+ calls, or of 2 with a failure; the 10 with the most total latency (numbers
+    only), most first, in the order found when equal."""
+    kids: dict[int, list[int]] = {}
+    for row, parent in enumerate(columns["parent"]):
+        if parent >= 0:
+            kids.setdefault(parent, []).append(row)
+    found = []
+    for parent in sorted(kids):
+        groups: dict[str, list[int]] = {}
+        for c in kids[parent]:
+            groups.setdefault(str(columns["name"][c]), []).append(c)
+        for group in groups.values():
+            failed = sum(1 for c in group if columns["status"][c] == "error")
+            if len(group) >= 3 or (len(group) == 2 and failed):
+                times = [columns["latency_ms"][c] for c in group]
+                total = sum(
+                    float(t) for t in times if isinstance(t, (int, float)) and type(t) is not bool
+                )
+                found.append(
+                    {"parent": parent, "rows": group, "count": len(group), "failed": failed,
+                     "total_ms": total}
+                )  # fmt: skip
+    found.sort(key=lambda g: -g["total_ms"])
+    return found[:10]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 6),  # parent: one of the rows before it, or none
+            st.sampled_from(["a", "b", "c", None, 1]),
+            st.sampled_from(["ok", "error"]),
+            st.one_of(st.floats(-1e3, 1e3), st.sampled_from([None, 2, True, -0.0, "3"])),
+        ),
+        max_size=60,
+    )
+)
+def test_repeated_calls_are_as_defined(calls: list[tuple[int, Any, str, Any]]) -> None:
+    """Whatever the names, statuses and times (floats, ints, None, text), the groups listed
+    are those of the definition, with the same counts and totals."""
+    columns: dict[str, list[Any]] = {"parent": [], "name": [], "status": [], "latency_ms": []}
+    for row, (back, name, status, latency) in enumerate(calls):
+        columns["parent"].append(row - 1 - back if back < row else -1)
+        columns["name"].append(name)
+        columns["status"].append(status)
+        columns["latency_ms"].append(latency)
+    got = overview(columns)["repeated"]
+    assert got == _repeated_by_definition(columns)

@@ -17,7 +17,7 @@ from array import array
 from collections.abc import Sequence
 from typing import Any, Final, Literal
 
-BLOCK_BITS: Final = 10
+BLOCK_BITS: Final = 9
 BLOCK: Final = 1 << BLOCK_BITS  # rows per block
 BLOCK_MASK: Final = BLOCK - 1
 # Rows per block from which unpacking the whole block beats reading rows one by one.

@@ -95,13 +95,18 @@ def finish_columns(columns: Columns, totals: Any = None) -> TreeShape:
     kids = shape.kids
     count = len(kids)
     wall = _wall_ms(totals, shape)
+    # A call without children: its own time is its latency (the very float, not the end
+    # minus the start, which rounds), at least 0; max(0.0, ...) without a call per call.
+    latencies = columns.get("latency_ms") or [None] * count
     own = [
         None
         if end is None
         else _own_ms(start, end, kids[index], shape)
         if kids[index]
-        else (mine if (mine := end - start) > 0.0 else 0.0)  # max(0.0, ...) without a call
-        for index, (start, end) in enumerate(zip(shape.starts, shape.ends, strict=True))
+        else (mine if (mine := float(latency)) > 0.0 else 0.0)
+        for index, (start, end, latency) in enumerate(
+            zip(shape.starts, shape.ends, latencies, strict=True)
+        )
     ]
     statuses = columns.get("status") or [None] * count
     ghosts = columns.get("ghost") or [None] * count
@@ -189,7 +194,14 @@ def _own_ms(start: float, end: float, children: Sequence[int], shape: TreeShape)
             covered += finish - begin
             cursor = finish
     rest = end - start - covered
-    return rest if rest > 0.0 else 0.0  # max(0.0, rest)
+    if not rest > 0.0:  # max(0.0, rest); NaN too
+        return 0.0
+    # On the nanosecond grid the times come from (the subtractions only added rounding):
+    # then a page stores the column as whole nanoseconds, as it does latencies.
+    return round(rest * 1e6) / 1e6 if rest < _NS_EXACT else rest
+
+
+_NS_EXACT = 2.0**53 / 1e6  # ms below which a count of nanoseconds is an exact float
 
 
 def _is_number(value: Any) -> TypeGuard[int | float]:

@@ -4,7 +4,7 @@ The calls of one function write the same keys, and most of their values are the
 same objects every time (the kind, the source location, the mime types). A
 million-call capture kept one tuple of values per span (about 100 bytes) plus
 a string object per varying text (49 bytes before its characters). A
-block (`pack_block`) keeps the rows of `BLOCK` spans by shape (their keys): values
+block (`pack_block`) keeps `BLOCK` spans' rows by shape (their keys) and name: values
 every row of a shape shares once, the others as columns, and a column of ASCII
 text as one string with its offsets. A row reads back as the tuple it was.
 """

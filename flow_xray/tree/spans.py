@@ -68,9 +68,10 @@ class SpanStore(Sequence[SpanRecord]):
     """Finished spans kept compactly, read back as `SpanRecord`s.
 
     A capture can hold a million spans, so rows the processor adds are not
-    kept as objects with dicts: ids and times sit in typed arrays, each span's
-    attribute values in one tuple beside an interned tuple of keys shared by
-    every span of the same shape, names and statuses are interned, trace ids
+    kept as objects with dicts: ids and times sit in typed arrays, attribute
+    values are packed by function a block of rows at a time (`flow_xray.tree.packed`)
+    beside an interned tuple of keys shared by every span of the same shape,
+    names and statuses are interned, trace ids
     kept once per run of rows sharing one, events only for rows that have
     some. Records appended from elsewhere (other processes, snapshots of
     open spans) are kept as they are. Reading (iteration, indexing) builds each

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from flow_xray.analysis.timing import critical_path, tree_shape
+import pytest
+
+from flow_xray.analysis.timing import critical_path, finish_columns, tree_shape
 
 
 def columns(*calls: tuple[int, float, float | None]) -> dict[str, Any]:
@@ -60,3 +62,27 @@ def test_of_several_roots_the_one_ending_last() -> None:
 def test_no_calls_no_path() -> None:
     """An empty trace has an empty path."""
     assert path() == []
+
+
+def test_a_call_without_children_owns_exactly_its_latency() -> None:
+    """Far into a long trace, end minus start rounds (1e9 + 0.1 - 1e9 is not 0.1): a call
+    without children owns its latency as recorded; a negative or missing one gives 0 / None."""
+    table = columns(
+        (-1, 0.0, 2e9), (0, 1e9, 0.1), (0, 1.5e9, 7), (0, 1.6e9, -1.0), (0, 1.7e9, None)
+    )
+    table["status"] = ["ok"] * 5
+    finish_columns(table)
+    own = table["self_ms"]
+    assert own[1:] == [0.1, 7.0, 0.0, None]
+    assert type(own[2]) is float
+    # the root: all but its children's time, the one that never ended running to its end
+    assert own[0] == pytest.approx(2e9 - 0.1 - 7.0 - 0.3e9)
+
+
+def test_a_parents_own_time_stays_on_the_nanosecond_grid() -> None:
+    """Far into a trace, a parent's end minus its start and children rounds (1e9 + 0.3 - 1e9
+    is not 0.3); its own time is given back in whole nanoseconds, as its times were."""
+    table = columns((-1, 1e9, 0.3), (0, 1e9 + 0.1, 0.1))
+    table["status"] = ["ok"] * 2
+    finish_columns(table)
+    assert table["self_ms"] == [0.2, 0.1]

@@ -8,12 +8,20 @@ set (CI sets it): then a missing component fails the test.
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable, Iterator
 from typing import NoReturn
 
 import pytest
 from opentelemetry import trace as trace_api
 from opentelemetry.util._once import Once
+
+# A test run started in the background (``cmd &`` in a script) ignores SIGINT, and every
+# child inherits that: Python then installs no KeyboardInterrupt handler in it, so a test
+# that stops a child with Ctrl-C would wait for a process that never notices. A handler of
+# ours is reset to the default in a child, where ignoring would have been inherited.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

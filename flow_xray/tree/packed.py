@@ -93,8 +93,9 @@ def _group(rows: list[tuple[Any, ...]]) -> Group:
     if len(set(map(len, rows))) != 1:  # not one shape after all: kept as they are
         return len(rows), rows[0], (), (), (), tuple(rows)
     varying, columns, texts = [], [], []
-    # The columns as slices of all the values in a row: zip(*rows) would hold an iterator
-    # per row, a thousand objects a collection may find alive (and count as long-lived).
+    # The columns as slices of one list of every row's values: zip(*rows) would hold an
+    # iterator per row, hundreds of objects a collection may find alive (and count as
+    # long-lived).
     width = len(rows[0])
     every = list(itertools.chain.from_iterable(rows))
     for at in range(width):

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from opentelemetry import trace as trace_api
@@ -97,6 +97,18 @@ def provider_in_use(seen: object = _UNKNOWN) -> tuple[object | None, bool]:
     if provider is None or isinstance(provider, ProxyTracerProvider):
         return _private, True
     return provider, False
+
+
+# How ``@trace`` ends a call's span: attributes set, status OK when asked, ended; never raises.
+EndCall = Callable[[trace_api.Span, "Mapping[str, Any] | None", bool], None]
+
+
+def end_call_of(tracer: object) -> EndCall | None:
+    """The tracer's own one-step end of a call (``end_call``: the local recorder has one,
+    see `flow_xray.sdk.local`), or None: then the API's three calls
+    (`flow_xray.tracing.recording.end_span`)."""
+    end_call = getattr(tracer, "end_call", None)
+    return end_call if callable(end_call) else None
 
 
 def current_tracer() -> trace_api.Tracer | None:

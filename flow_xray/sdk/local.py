@@ -6,8 +6,10 @@ what a call costs: ``Span.__init__``, attribute containers that re-check every
 value, locks, an id generator, a sampler, a multi-processor and a second
 read-only copy of the span at its end. `LocalProvider` is the private provider
 in that case (`flow_xray.runtime.tracer` hands its tracer to ``@trace`` inside
-captures, and to other instrumentations' proxy tracers): its `LocalSpan` is
-the API's `Span` with the SDK's behaviour and nothing else.
+captures, and to other instrumentations' proxy tracers): its `LocalSpan`
+(`flow_xray.sdk.local_span`) is the API's `Span` with the SDK's behaviour and
+nothing else. ``@trace`` ends its calls through `LocalTracer.end_call`: the
+output, the status and the end in one step, as the three API calls would.
 
 What stays exactly as on the SDK path:
 
@@ -36,25 +38,18 @@ from __future__ import annotations
 import logging
 import os
 import random
-import threading
-import traceback
-from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from time import time_ns
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
 from opentelemetry import context as context_api, trace as trace_api
-from opentelemetry.attributes import BoundedAttributes
-from opentelemetry.sdk.trace import Event, SpanLimits
+from opentelemetry.sdk.trace import SpanLimits
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import (
     INVALID_SPAN,
     NonRecordingSpan,
     SpanContext,
     SpanKind,
-    Status,
-    StatusCode,
     TraceFlags,
 )
 from opentelemetry.util import types
@@ -64,7 +59,7 @@ try:  # the API's context manager that also decorates async functions (as the SD
 except ImportError:  # pragma: no cover - older APIs
     from contextlib import contextmanager as _contextmanager  # type: ignore[assignment]
 
-from flow_xray import attributes as attr
+from flow_xray.sdk.local_span import OK, LocalSpan
 
 if TYPE_CHECKING:
     from flow_xray.sdk.processor import FlowXrayProcessor
@@ -76,10 +71,30 @@ RECORDER_ENV: Final = "FLOW_XRAY_RECORDER"
 _SDK_CHOICES: Final = ("OTEL_TRACES_SAMPLER", "OTEL_PYTHON_ID_GENERATOR")
 
 _SAMPLED: Final = TraceFlags(TraceFlags.SAMPLED | getattr(TraceFlags, "RANDOM_TRACE_ID", 0))
-_UNSET: Final = Status(StatusCode.UNSET)
 _PLAIN: Final = frozenset({str, bool, int, float})
-_TEXT: Final = frozenset({str})
 _getrandbits: Final = random.getrandbits
+_DEFAULT_STATE: Final = INVALID_SPAN.get_span_context().trace_state
+
+
+def _api_layout() -> bool:
+    """Whether a `SpanContext` is the 6-tuple this API version's constructor builds (then
+    `_new_context` builds one directly)."""
+    probe = SpanContext(3, 5, False, _SAMPLED, None)
+    return tuple(probe) == (3, 5, False, _SAMPLED, _DEFAULT_STATE, True) and probe.is_valid
+
+
+_DIRECT_CONTEXT: Final = _api_layout()
+_tuple_new: Final = tuple.__new__
+
+
+def _new_context(trace_id: int, span_id: int, flags: TraceFlags, state: Any) -> SpanContext:
+    """The context of a span started here: ids from `_getrandbits`, never 0 and within their
+    bits, so valid. Built as the API's constructor builds it, without its range checks
+    (a third of the cost) when the API lays it out as expected."""
+    if _DIRECT_CONTEXT:
+        fields = (trace_id, span_id, False, flags, _DEFAULT_STATE if state is None else state, True)
+        return _tuple_new(SpanContext, fields)
+    return SpanContext(trace_id, span_id, False, flags, state)
 
 
 def local_recording_allowed() -> bool:
@@ -107,19 +122,19 @@ class LocalProvider(trace_api.TracerProvider):
     def plain(self, held: int, attributes: types.Attributes) -> bool:
         """Whether ``attributes`` can be stored as they are beside ``held`` others: non-empty
         text keys, plain values (``str``, ``bool``, ``int``, ``float``) within the length
-        limit, room for all. Set operations over the types: no Python loop per attribute."""
+        limit, room for all. One pass, exact types (a span has a handful)."""
+        if type(attributes) is not dict or "" in attributes:
+            return False
         room, longest = self.max_attributes, self.max_value_length
-        return (
-            type(attributes) is dict
-            and _PLAIN.issuperset(map(type, attributes.values()))
-            and _TEXT.issuperset(map(type, attributes))
-            and "" not in attributes
-            and (room is None or held + len(attributes) <= room)
-            and (
-                longest is None
-                or all(len(v) <= longest for v in attributes.values() if type(v) is str)
-            )
-        )
+        if room is not None and held + len(attributes) > room:
+            return False
+        for key, value in attributes.items():
+            kind = type(value)
+            if type(key) is not str or kind not in _PLAIN:
+                return False
+            if kind is str and longest is not None and len(value) > longest:
+                return False
+        return True
 
     def get_tracer(
         self,
@@ -181,7 +196,7 @@ class LocalTracer(trace_api.Tracer):
                     flags = TraceFlags(TraceFlags.SAMPLED)
         span = LocalSpan(
             name,
-            SpanContext(trace_id, _getrandbits(64) or 1, False, flags, state),
+            _new_context(trace_id, _getrandbits(64) or 1, flags, state),
             parent,
             self,
             kind,
@@ -200,6 +215,21 @@ class LocalTracer(trace_api.Tracer):
         span._start_time = start_time if start_time is not None else time_ns()
         self.provider.processor.on_start(span, context)  # type: ignore[arg-type]
         return span
+
+    def end_call(
+        self, span: trace_api.Span, attributes: Mapping[str, Any] | None, ok: bool
+    ) -> None:
+        """``@trace``'s end of a call in one step: ``attributes`` set, the status OK when
+        ``ok``, the span ended; the same as ``set_attributes``, ``set_status(OK)`` and
+        ``end()`` (`flow_xray.runtime.tracer.end_call_of`), under one lock."""
+        if type(span) is LocalSpan:
+            span._end_call(attributes, ok)
+            return
+        if attributes:  # a span this tracer did not record (an unsampled parent's child)
+            span.set_attributes(attributes)
+        if ok:
+            span.set_status(OK)
+        span.end()
 
     @_contextmanager
     def start_as_current_span(
@@ -227,263 +257,9 @@ class LocalTracer(trace_api.Tracer):
             yield current
 
 
-class LocalSpan(trace_api.Span):
-    """A recording span of the local recorder: the API's `Span`, the SDK's rules.
-
-    It also reads like the SDK's `ReadableSpan` (``name``, ``context``,
-    ``parent``, ``attributes``, ``events``, ``status``, times, ``kind``,
-    ``instrumentation_scope``), which is all the collecting processor and a
-    child process's span stream read.
-    """
-
-    __slots__ = (
-        "_attributes",
-        "_end_time",
-        "_events",
-        "_kind",
-        "_links",
-        "_lock",
-        "_name",
-        "_options",
-        "_parent",
-        "_span_context",
-        "_start_time",
-        "_status",
-        "_tracer",
-    )
-
-    def __init__(
-        self,
-        name: str,
-        span_context: SpanContext,
-        parent: SpanContext | None,
-        tracer: LocalTracer,
-        kind: SpanKind = SpanKind.INTERNAL,
-        record_exception: bool = True,
-        set_status_on_exception: bool = True,
-    ) -> None:
-        self._name = name
-        self._span_context = span_context
-        self._parent = parent
-        self._tracer = tracer
-        self._kind = kind
-        self._options = (record_exception, set_status_on_exception)
-        self._attributes: dict[str, Any] | BoundedAttributes = {}
-        self._events: deque[Event] | None = None
-        self._links: list[trace_api.Link] | None = None
-        self._status = _UNSET
-        self._start_time = 0
-        self._end_time: int | None = None
-        self._lock = threading.Lock()
-
-    # --- the API's Span -------------------------------------------------------
-
-    def get_span_context(self) -> SpanContext:
-        return self._span_context
-
-    def is_recording(self) -> bool:
-        return self._end_time is None
-
-    def set_attribute(self, key: str, value: types.AnyValue) -> None:
-        self.set_attributes({key: value})
-
-    def set_attributes(self, attributes: Mapping[str, types.AnyValue]) -> None:
-        """As the SDK: plain values are stored as they are; anything else, and anything past
-        the limits, goes through the API's `BoundedAttributes` (the SDK's own container)."""
-        with self._lock:
-            if self._end_time is not None:
-                logger.warning("Setting attribute on ended span.")
-                return
-            stored = self._attributes
-            if type(stored) is dict and self._tracer.provider.plain(len(stored), attributes):
-                if stored.keys().isdisjoint(attributes):
-                    stored.update(attributes)
-                else:  # a key set again moves last, as in the SDK
-                    for key, value in attributes.items():
-                        stored.pop(key, None)
-                        stored[key] = value
-                return
-            bounded = stored if isinstance(stored, BoundedAttributes) else self._bounded(stored)
-            bounded._set_items(attributes)
-
-    def _bounded(self, plain: dict[str, Any]) -> BoundedAttributes:
-        """From now on the SDK's own container: its cleaning, eviction and dropped count."""
-        provider = self._tracer.provider
-        bounded = BoundedAttributes(
-            provider.max_attributes, None, immutable=False, max_value_len=provider.max_value_length
-        )
-        bounded._dict = plain  # already clean, in order
-        self._attributes = bounded
-        return bounded
-
-    def add_event(
-        self, name: str, attributes: types.Attributes = None, timestamp: int | None = None
-    ) -> None:
-        provider = self._tracer.provider
-        bounded = BoundedAttributes(
-            provider.max_event_attributes,
-            attributes,
-            max_value_len=provider.max_attribute_length,
-            immutable=True,
-        )
-        with self._lock:
-            if self._end_time is not None:
-                logger.warning("Calling add_event on an ended span.")
-                return
-            if self._events is None:
-                self._events = deque(maxlen=provider.max_events)
-            self._events.append(Event(name, bounded, timestamp))
-
-    def add_link(self, context: SpanContext, attributes: types.Attributes = None) -> None:
-        if context is None or (not context.is_valid and not attributes and not context.trace_state):
-            return  # the SDK keeps only links that say something
-        provider = self._tracer.provider
-        bounded = BoundedAttributes(
-            provider.max_link_attributes,
-            attributes,
-            max_value_len=provider.max_attribute_length,
-            immutable=True,
-        )
-        with self._lock:
-            if self._end_time is not None:
-                logger.warning("Calling add_link on an ended span.")
-                return
-            links = self._links
-            if links is None:
-                links = self._links = []
-            if provider.max_links is None or len(links) < provider.max_links:
-                links.append(trace_api.Link(context, bounded))
-
-    def update_name(self, name: str) -> None:
-        with self._lock:
-            if self._end_time is not None:
-                logger.warning("Calling update_name on an ended span.")
-                return
-            self._name = name
-
-    def set_status(self, status: Status | StatusCode, description: str | None = None) -> None:
-        """OK is final and UNSET is ignored, as in the SDK."""
-        with self._lock:
-            if self._end_time is not None:
-                logger.warning("Calling set_status on an ended span.")
-                return
-            if self._status.status_code is StatusCode.OK:
-                return
-            if isinstance(status, Status):
-                if status.status_code is StatusCode.UNSET:
-                    return
-                if description is not None:
-                    logger.warning(
-                        "Description %s ignored. Use either `Status` or "
-                        "`(StatusCode, Description)`",
-                        description,
-                    )
-                self._status = status
-            elif isinstance(status, StatusCode) and status is not StatusCode.UNSET:
-                self._status = Status(status, description)
-
-    def record_exception(
-        self,
-        exception: BaseException,
-        attributes: types.Attributes = None,
-        timestamp: int | None = None,
-        escaped: bool = False,
-    ) -> None:
-        """An ``exception`` event with the semantic conventions' keys, as the SDK writes it."""
-        kind = type(exception)
-        module = kind.__module__
-        event: dict[str, types.AnyValue] = {
-            attr.EXCEPTION_TYPE: (
-                f"{module}.{kind.__qualname__}"
-                if module and module != "builtins"
-                else kind.__qualname__
-            ),
-            attr.EXCEPTION_MESSAGE: str(exception),
-            attr.EXCEPTION_STACKTRACE: "".join(traceback.format_exception(exception)),
-            attr.EXCEPTION_ESCAPED: str(escaped),
-        }
-        if attributes:
-            event.update(attributes)
-        self.add_event(attr.EXCEPTION_EVENT, event, timestamp)
-
-    def end(self, end_time: int | None = None) -> None:
-        with self._lock:
-            if self._end_time is not None:
-                logger.warning("Calling end() on an ended span.")
-                return
-            self._end_time = end_time if end_time is not None else time_ns()
-        self._tracer.provider.processor.on_end(self)  # type: ignore[arg-type]
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
-        """Ends the span; an exception leaving the block is recorded first, as in the SDK."""
-        if exc_val is not None and self.is_recording():
-            record_exception, set_status_on_exception = self._options
-            if record_exception:
-                self.record_exception(exception=exc_val, escaped=True)
-            if set_status_on_exception:
-                self.set_status(Status(StatusCode.ERROR, f"{type(exc_val).__name__}: {exc_val}"))
-        self.end()
-
-    # --- read like the SDK's ReadableSpan --------------------------------------
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def context(self) -> SpanContext:
-        return self._span_context
-
-    @property
-    def parent(self) -> SpanContext | None:
-        return self._parent
-
-    @property
-    def start_time(self) -> int:
-        return self._start_time
-
-    @property
-    def end_time(self) -> int | None:
-        return self._end_time
-
-    @property
-    def status(self) -> Status:
-        return self._status
-
-    @property
-    def attributes(self) -> Mapping[str, Any]:
-        stored = self._attributes
-        return stored if type(stored) is dict else stored._dict  # type: ignore[union-attr]
-
-    @property
-    def events(self) -> tuple[Event, ...]:
-        return tuple(self._events or ())
-
-    @property
-    def links(self) -> tuple[trace_api.Link, ...]:
-        return tuple(self._links or ())
-
-    @property
-    def kind(self) -> SpanKind:
-        return self._kind
-
-    @property
-    def instrumentation_scope(self) -> InstrumentationScope:
-        return self._tracer.scope
-
-    def __repr__(self) -> str:
-        return f'LocalSpan(name="{self._name}", context={self._span_context})'
-
-
 __all__ = [
     "INVALID_SPAN",
     "LocalProvider",
-    "LocalSpan",
     "LocalTracer",
     "local_recording_allowed",
 ]

@@ -200,12 +200,15 @@ class FlowXrayProcessor(SpanProcessor):
             _pass_usage_up(span)
         except Exception:
             logger.debug("flow-xray processor: usage report failed", exc_info=True)
-        if not self._members:
+        members = self._members
+        if not members:
             return
         try:
-            span_id = span.context.span_id if span.context else 0
+            ctx = span.context
+            span_id = ctx.span_id if ctx else 0
+            streamed = False
             with self._lock:
-                collectors = self._members.pop(span_id, None)
+                collectors = members.pop(span_id, None)
                 if collectors is None:
                     return
                 # Stored under the lock: `close_capture` reads a store only after
@@ -216,9 +219,12 @@ class FlowXrayProcessor(SpanProcessor):
                         pending.append(span)
                         if collector.draining or collector.streaming or len(pending) >= _BATCH:
                             _compact_slice(collector)
-            for collector in collectors:
-                if collector.sink is not None and not collector.closed:
-                    collector.sink.ended(span)
+                    elif collector.sink is not None:  # (a sink's spans are never in ``open``)
+                        streamed = True
+            if streamed:
+                for collector in collectors:
+                    if collector.sink is not None and not collector.closed:
+                        collector.sink.ended(span)
         except Exception:
             logger.debug("flow-xray processor: on_end failed", exc_info=True)
 

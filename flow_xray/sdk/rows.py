@@ -27,7 +27,7 @@ from opentelemetry.trace import StatusCode
 
 from flow_xray import attributes as attr
 from flow_xray.runtime.tracer import TRACER_NAME
-from flow_xray.sdk.local import LocalSpan
+from flow_xray.sdk.local_span import LocalSpan
 from flow_xray.sdk.span_text import bounded_ints
 from flow_xray.tree.spans import EventRecord, Row, SpanRecord
 

@@ -22,7 +22,7 @@ from opentelemetry.trace import Span
 from flow_xray import attributes as attr
 from flow_xray.llm.streams import StreamUsage, stream_usage_for
 from flow_xray.llm.usage import Usage
-from flow_xray.runtime.tracer import current_tracer
+from flow_xray.runtime.tracer import EndCall, current_tracer, end_call_of
 from flow_xray.serialize.exceptions import FrameText, source_path
 from flow_xray.serialize.limits import Limits, get_limits
 from flow_xray.serialize.reprs import Reprs
@@ -33,11 +33,12 @@ from flow_xray.tracing.binding import Binder, make_binder
 from flow_xray.tracing.options import TraceOptions
 from flow_xray.tracing.recording import (
     contained,
+    end_span,
     input_attributes,
     is_failure,
     may_be_response,
+    output_attributes,
     record_error,
-    record_output,
     record_result,
     record_stopped,
     stopped_outcome,
@@ -60,6 +61,7 @@ class _Spec:
     __slots__ = (
         "binder",
         "capture_output",
+        "ender",
         "is_llm",
         "name",
         "redact",
@@ -89,6 +91,8 @@ class _Spec:
             static[attr.GEN_AI_OPERATION_NAME] = _OPERATIONS[options.kind]
         static.update(user_attributes(options.attributes))
         self.static_attributes = static
+        # (the tracer used last, how it ends a call in one step or `end_span`)
+        self.ender: tuple[object, EndCall] = (None, end_span)
 
     def begin(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Call | None:
         """Start a span for one call; None when tracing is off or the span cannot start.
@@ -116,7 +120,10 @@ class _Spec:
         except BaseException:
             contained("a span start")
             return None
-        return _Call(self, span, used, reprs, limits)
+        ender = self.ender
+        if ender[0] is not tracer:
+            ender = self.ender = (tracer, end_call_of(tracer) or end_span)
+        return _Call(self, span, used, reprs, limits, ender[1])
 
     def limits(self) -> Limits:
         """The process's limits with this function's ``redact=`` names added (kept until the
@@ -132,12 +139,19 @@ class _Spec:
 class _Call:
     """One traced call in flight. Each finishing method ends the span exactly once."""
 
-    __slots__ = ("context", "frames", "limits", "reprs", "span", "spec", "used")
+    __slots__ = ("context", "end_call", "frames", "limits", "reprs", "span", "spec", "used")
 
     def __init__(
-        self, spec: _Spec, span: Span, used: int, reprs: Reprs, limits: Limits | None = None
+        self,
+        spec: _Spec,
+        span: Span,
+        used: int,
+        reprs: Reprs,
+        limits: Limits | None = None,
+        end_call: EndCall = end_span,
     ) -> None:
         self.spec = spec
+        self.end_call = end_call  # the tracer's one-step end, or `end_span`
         self.limits = limits  # the function's own (``redact=``); None: the process's
         self.span = span
         self.used = used  # bytes of the span's content budget taken by the inputs
@@ -153,19 +167,25 @@ class _Call:
         context_api.detach(token)  # type: ignore[arg-type]
 
     def succeed(self, value: Any, usage: Usage | None = None) -> None:
-        """Record usage first (so it survives size limits), then the output; end.
+        """Record usage first (so it survives size limits), then the output; end, OK.
 
         ``usage`` is what a generator's yielded stream events added up to. A
         returned LLM stream ends the span later, when its reader finishes it.
         """
         span = self.span
-        ends_later = False
+        output = None
         if span.is_recording():
             ends_later = record_result(span, value, usage, self.spec.is_llm)
             if self.spec.capture_output:
-                record_output(span, value, self.used, self.reprs, self.limits)
-        if not ends_later:
-            self._end()
+                output = output_attributes(value, self.used, self.reprs, self.limits)
+            if ends_later:
+                if output:
+                    try:
+                        span.set_attributes(output)
+                    except BaseException:
+                        contained("output")
+                return
+        self._end(output, ok=True)
 
     def fail(self, exc: BaseException) -> None:
         outcome = stopped_outcome(exc)
@@ -178,20 +198,16 @@ class _Call:
 
     def abandon(self, partial_output: Any) -> None:
         """A generator closed before exhaustion: incomplete, with what it yielded so far."""
-        self._mark_incomplete()
+        output: dict[str, Any] = {attr.INCOMPLETE: True}
         if self.spec.capture_output and self.span.is_recording():
-            record_output(self.span, partial_output, self.used, self.reprs, self.limits)
-        self._end()
+            output.update(
+                output_attributes(partial_output, self.used, self.reprs, self.limits) or ()
+            )
+        self._end(output)
 
-    def _mark_incomplete(self) -> None:
+    def _end(self, attributes: dict[str, Any] | None = None, ok: bool = False) -> None:
         try:
-            self.span.set_attribute(attr.INCOMPLETE, True)
-        except BaseException:
-            contained("incompleteness")
-
-    def _end(self) -> None:
-        try:
-            self.span.end()
+            self.end_call(self.span, attributes, ok)
         except BaseException:
             contained("a span end")
 

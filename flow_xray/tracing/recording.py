@@ -136,14 +136,15 @@ _PLAIN_RESULTS: Final = frozenset({type(None), str, bytes, int, float, bool, lis
 
 
 def record_result(span: Span, value: Any, usage: Usage | None, llm: bool) -> bool:
-    """Record what a successful call's result says about LLM usage; mark the span OK.
+    """Record what a successful call's result says about LLM usage (the caller marks it OK,
+    as it ends the span).
 
     Any span, not only ``llm`` ones: a return value that looks like an LLM
     response (or ``usage`` folded from the events a generator yielded) gives
     model, tokens and cost; on ``llm`` spans the reply's messages are written
     too (OpenInference attributes). A returned OpenAI / Anthropic stream is
     watched instead: returns True, and the span is ended (with the stream's
-    usage) when its reader finishes it. Never raises.
+    usage and status) when its reader finishes it. Never raises.
     """
     try:
         kind = type(value)
@@ -153,6 +154,7 @@ def record_result(span: Span, value: Any, usage: Usage | None, llm: bool) -> boo
         if (
             usage is None
             and probed
+            and kind is not dict  # a dict is never a stream: no module lookups
             and is_stream(value)
             and watch_stream(value, functools.partial(_stream_ended, span))
         ):
@@ -161,7 +163,6 @@ def record_result(span: Span, value: Any, usage: Usage | None, llm: bool) -> boo
             record_usage(span, usage)
             if llm:
                 _record_messages(span, output_message_attributes(value))
-        span.set_status(_OK)
     except BaseException:
         contained("the result")
     return False
@@ -383,18 +384,44 @@ def input_attributes(
     return out
 
 
-def record_output(
-    span: Span, value: Any, used: int, reprs: Reprs | None = None, limits: Limits | None = None
-) -> None:
-    """Write ``output.value`` within the per-value cap and what is left of the span budget.
+def output_attributes(
+    value: Any, used: int, reprs: Reprs | None = None, limits: Limits | None = None
+) -> dict[str, Any] | None:
+    """``output.value`` within the per-value cap and what is left of the span budget, and
+    its mime type; None if that failed.
 
-    ``reprs`` is the call's repr cache (an argument returned is not repr'd again);
-    ``limits`` as in `input_attributes`.
+    Returned rather than set, so the call's end sets them with its status in one
+    step. ``reprs`` is the call's repr cache (an argument returned is not repr'd
+    again); ``limits`` as in `input_attributes`.
     """
     try:
         limits = limits or get_limits()
         budget = max(256, min(limits.max_value_bytes, limits.max_span_bytes - used))
         text, mime = encode_output(value, limits, budget, reprs)
-        span.set_attributes({attr.OUTPUT_VALUE: text, attr.OUTPUT_MIME_TYPE: mime})
     except BaseException:
         contained("output")
+        return None
+    return {attr.OUTPUT_VALUE: text, attr.OUTPUT_MIME_TYPE: mime}
+
+
+def end_span(span: Span, attributes: Mapping[str, Any] | None, ok: bool) -> None:
+    """End ``span`` with ``attributes`` set and, when ``ok``, its status OK; never raises.
+
+    What the local recorder does in one step (`CallRecorder.end_call`), in three
+    API calls, each contained on its own: a span that refuses its attributes
+    still ends.
+    """
+    if attributes:
+        try:
+            span.set_attributes(attributes)
+        except BaseException:
+            contained("output")
+    if ok:
+        try:
+            span.set_status(_OK)
+        except BaseException:
+            contained("the result")
+    try:
+        span.end()
+    except BaseException:
+        contained("a span end")

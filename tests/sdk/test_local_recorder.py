@@ -22,12 +22,21 @@ from opentelemetry import trace as trace_api
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode, TraceFlags
+from opentelemetry.trace import (
+    NonRecordingSpan,
+    SpanContext,
+    Status,
+    StatusCode,
+    TraceFlags,
+    TraceState,
+)
 
 from flow_xray import trace
 from flow_xray.runtime import tracer as runtime_tracer
-from flow_xray.sdk.local import LocalProvider, LocalSpan, local_recording_allowed
+from flow_xray.sdk.local import LocalProvider, _new_context, local_recording_allowed
+from flow_xray.sdk.local_span import LocalSpan
 from flow_xray.sdk.processor import attach, get_processor
+from flow_xray.tracing.recording import end_span
 
 Drive = Callable[[trace_api.Tracer], None]
 
@@ -280,6 +289,69 @@ def test_span_contexts_follow_the_sdks_default_sampler_and_ids() -> None:
         span.end()
     assert [s.name for s in kept.ended] == ["child", "root"]
     assert [s.name for s in kept.started] == ["root", "child"]
+
+
+def test_a_span_context_made_directly_is_the_apis() -> None:
+    """The recorder builds its span contexts without the constructor's range checks: the
+    same tuple, type and fields as ``SpanContext(...)`` gives, with and without a state."""
+    state = TraceState([("vendor", "value")])
+    for trace_id, span_id, flags, trace_state in (
+        (1, 1, TraceFlags(TraceFlags.SAMPLED), None),
+        ((1 << 128) - 1, (1 << 64) - 1, TraceFlags(0), state),
+        (0xABC, 0xDEF, TraceFlags(TraceFlags.SAMPLED), state),
+    ):
+        made = _new_context(trace_id, span_id, flags, trace_state)
+        expected = SpanContext(trace_id, span_id, False, flags, trace_state)
+        assert type(made) is SpanContext and tuple(made) == tuple(expected)
+        assert (made.is_valid, made.trace_state, made.is_remote) == (
+            expected.is_valid,
+            expected.trace_state,
+            False,
+        )
+
+
+_ENDINGS: list[tuple[str, dict[str, Any] | None, bool, Callable[[trace_api.Span], None]]] = [
+    ("output and OK", {"output.value": "7", "output.mime_type": "application/json"}, True, None),
+    ("a key set again moves last", {"a": 10, "b": "x"}, True, None),
+    ("odd values cleaned", {"list": [1, 2], "obj": object(), "": "empty"}, True, None),
+    ("nothing, not OK", None, False, None),
+    ("incomplete, not OK", {"flow_xray.incomplete": True}, False, None),
+    ("OK replaces an error", {"x": 1}, True, lambda s: s.set_status(StatusCode.ERROR, "e")),
+    ("an error stays without OK", {"x": 1}, False, lambda s: s.set_status(StatusCode.ERROR, "e")),
+    ("already OK", None, True, lambda s: s.set_status(StatusCode.OK)),
+    ("ended before", {"late": 1}, True, lambda s: s.end()),
+]
+
+
+@pytest.mark.parametrize(
+    ("label", "attributes", "ok", "before"), _ENDINGS, ids=[e[0] for e in _ENDINGS]
+)
+def test_a_call_ended_in_one_step_is_the_three_api_calls(
+    label: str,
+    attributes: dict[str, Any] | None,
+    ok: bool,
+    before: Callable[[trace_api.Span], None] | None,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``@trace`` ends a call on the recorder with `LocalTracer.end_call` (attributes, OK,
+    end under one lock); on the SDK with ``set_attributes``, ``set_status(OK)`` and
+    ``end()``: the spans, and the warnings about an ended span, are the same."""
+
+    warned: list[list[str]] = []  # the SDK's warnings, then the recorder's
+
+    def drive(tracer: trace_api.Tracer) -> None:
+        caplog.clear()
+        span = tracer.start_span("call", attributes={"a": 1, "b": 2, "c": 3})
+        if before is not None:
+            before(span)
+        (runtime_tracer.end_call_of(tracer) or end_span)(span, attributes, ok)
+        warned.append([r.getMessage() for r in caplog.records])
+
+    with caplog.at_level(logging.WARNING):
+        sdk, local = _both(drive)
+    assert local == sdk
+    assert warned[1] == warned[0]  # the same warnings, word for word
+    assert runtime_tracer.end_call_of(TracerProvider().get_tracer("t")) is None
 
 
 def test_the_sdk_disabled_gives_no_op_tracers(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,314 @@
+"""The local recorder's span: the OpenTelemetry API's `Span` with the SDK's rules.
+
+`flow_xray.sdk.local` starts these (its module docstring says what stays
+exactly as on the SDK path); here is what a span does once started: its
+attributes, events, links, status and end, and the fields the collecting
+processor reads, as from the SDK's ``ReadableSpan``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import traceback
+from collections import deque
+from collections.abc import Mapping
+from time import time_ns
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Final
+
+from opentelemetry import trace as trace_api
+from opentelemetry.attributes import BoundedAttributes
+from opentelemetry.sdk.trace import Event
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode
+from opentelemetry.util import types
+
+from flow_xray import attributes as attr
+
+if TYPE_CHECKING:
+    from flow_xray.sdk.local import LocalTracer
+
+logger = logging.getLogger("flow_xray")
+
+UNSET: Final = Status(StatusCode.UNSET)
+OK: Final = Status(StatusCode.OK)
+# The SDK's warning for a write to an ended span, word for word (with the method's name).
+_ENDED: Final = "Tried calling %s on an ended span."
+
+
+class LocalSpan(trace_api.Span):
+    """A recording span of the local recorder: the API's `Span`, the SDK's rules.
+
+    It also reads like the SDK's `ReadableSpan` (``name``, ``context``,
+    ``parent``, ``attributes``, ``events``, ``status``, times, ``kind``,
+    ``instrumentation_scope``), which is all the collecting processor and a
+    child process's span stream read.
+    """
+
+    __slots__ = (
+        "_attributes",
+        "_end_time",
+        "_events",
+        "_kind",
+        "_links",
+        "_lock",
+        "_name",
+        "_options",
+        "_parent",
+        "_span_context",
+        "_start_time",
+        "_status",
+        "_tracer",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        span_context: SpanContext,
+        parent: SpanContext | None,
+        tracer: LocalTracer,
+        kind: SpanKind = SpanKind.INTERNAL,
+        record_exception: bool = True,
+        set_status_on_exception: bool = True,
+    ) -> None:
+        self._name = name
+        self._span_context = span_context
+        self._parent = parent
+        self._tracer = tracer
+        self._kind = kind
+        self._options = (record_exception, set_status_on_exception)
+        self._attributes: dict[str, Any] | BoundedAttributes = {}
+        self._events: deque[Event] | None = None
+        self._links: list[trace_api.Link] | None = None
+        self._status = UNSET
+        self._start_time = 0
+        self._end_time: int | None = None
+        self._lock = threading.Lock()
+
+    # --- the API's Span -------------------------------------------------------
+
+    def get_span_context(self) -> SpanContext:
+        return self._span_context
+
+    def is_recording(self) -> bool:
+        return self._end_time is None
+
+    def set_attribute(self, key: str, value: types.AnyValue) -> None:
+        self.set_attributes({key: value})
+
+    def set_attributes(self, attributes: Mapping[str, types.AnyValue]) -> None:
+        with self._lock:
+            if self._end_time is not None:
+                logger.warning("Setting attribute on ended span.")
+                return
+            self._set_locked(attributes)
+
+    def _set_locked(self, attributes: Mapping[str, types.AnyValue]) -> None:
+        """As the SDK: plain values are stored as they are; anything else, and anything past
+        the limits, goes through the API's `BoundedAttributes` (the SDK's own container)."""
+        stored = self._attributes
+        if type(stored) is dict and self._tracer.provider.plain(len(stored), attributes):
+            if stored.keys().isdisjoint(attributes):
+                stored.update(attributes)
+            else:  # a key set again moves last, as in the SDK
+                for key, value in attributes.items():
+                    stored.pop(key, None)
+                    stored[key] = value
+            return
+        bounded = stored if isinstance(stored, BoundedAttributes) else self._bounded(stored)
+        bounded._set_items(attributes)
+
+    def _bounded(self, plain: dict[str, Any]) -> BoundedAttributes:
+        """From now on the SDK's own container: its cleaning, eviction and dropped count."""
+        provider = self._tracer.provider
+        bounded = BoundedAttributes(
+            provider.max_attributes, None, immutable=False, max_value_len=provider.max_value_length
+        )
+        bounded._dict = plain  # already clean, in order
+        self._attributes = bounded
+        return bounded
+
+    def add_event(
+        self, name: str, attributes: types.Attributes = None, timestamp: int | None = None
+    ) -> None:
+        provider = self._tracer.provider
+        bounded = BoundedAttributes(
+            provider.max_event_attributes,
+            attributes,
+            max_value_len=provider.max_attribute_length,
+            immutable=True,
+        )
+        with self._lock:
+            if self._end_time is not None:
+                logger.warning(_ENDED, "_add_event")
+                return
+            if self._events is None:
+                self._events = deque(maxlen=provider.max_events)
+            self._events.append(Event(name, bounded, timestamp))
+
+    def add_link(self, context: SpanContext, attributes: types.Attributes = None) -> None:
+        if context is None or (not context.is_valid and not attributes and not context.trace_state):
+            return  # the SDK keeps only links that say something
+        provider = self._tracer.provider
+        bounded = BoundedAttributes(
+            provider.max_link_attributes,
+            attributes,
+            max_value_len=provider.max_attribute_length,
+            immutable=True,
+        )
+        with self._lock:
+            if self._end_time is not None:
+                logger.warning(_ENDED, "_add_link")
+                return
+            links = self._links
+            if links is None:
+                links = self._links = []
+            if provider.max_links is None or len(links) < provider.max_links:
+                links.append(trace_api.Link(context, bounded))
+
+    def update_name(self, name: str) -> None:
+        with self._lock:
+            if self._end_time is not None:
+                logger.warning(_ENDED, "update_name")
+                return
+            self._name = name
+
+    def set_status(self, status: Status | StatusCode, description: str | None = None) -> None:
+        """OK is final and UNSET is ignored, as in the SDK."""
+        with self._lock:
+            if self._end_time is not None:
+                logger.warning(_ENDED, "set_status")
+                return
+            if self._status.status_code is StatusCode.OK:
+                return
+            if isinstance(status, Status):
+                if status.status_code is StatusCode.UNSET:
+                    return
+                if description is not None:
+                    logger.warning(
+                        "Description %s ignored. Use either `Status` or "
+                        "`(StatusCode, Description)`",
+                        description,
+                    )
+                self._status = status
+            elif isinstance(status, StatusCode) and status is not StatusCode.UNSET:
+                self._status = Status(status, description)
+
+    def record_exception(
+        self,
+        exception: BaseException,
+        attributes: types.Attributes = None,
+        timestamp: int | None = None,
+        escaped: bool = False,
+    ) -> None:
+        """An ``exception`` event with the semantic conventions' keys, as the SDK writes it."""
+        kind = type(exception)
+        module = kind.__module__
+        event: dict[str, types.AnyValue] = {
+            attr.EXCEPTION_TYPE: (
+                f"{module}.{kind.__qualname__}"
+                if module and module != "builtins"
+                else kind.__qualname__
+            ),
+            attr.EXCEPTION_MESSAGE: str(exception),
+            attr.EXCEPTION_STACKTRACE: "".join(traceback.format_exception(exception)),
+            attr.EXCEPTION_ESCAPED: str(escaped),
+        }
+        if attributes:
+            event.update(attributes)
+        self.add_event(attr.EXCEPTION_EVENT, event, timestamp)
+
+    def end(self, end_time: int | None = None) -> None:
+        with self._lock:
+            if self._end_time is not None:
+                logger.warning("Calling end() on an ended span.")
+                return
+            self._end_time = end_time if end_time is not None else time_ns()
+        self._tracer.provider.processor.on_end(self)  # type: ignore[arg-type]
+
+    def _end_call(self, attributes: Mapping[str, Any] | None, ok: bool) -> None:
+        """`LocalTracer.end_call`: what ``set_attributes``, ``set_status(OK)`` and ``end()``
+        do, one after the other, under one lock."""
+        with self._lock:
+            if self._end_time is not None:
+                if attributes:
+                    logger.warning("Setting attribute on ended span.")
+                if ok:
+                    logger.warning(_ENDED, "set_status")
+                logger.warning("Calling end() on an ended span.")
+                return
+            if attributes:
+                self._set_locked(attributes)
+            if ok and self._status.status_code is not StatusCode.OK:
+                self._status = OK  # what set_status(OK) does: OK replaces any other
+            self._end_time = time_ns()
+        self._tracer.provider.processor.on_end(self)  # type: ignore[arg-type]
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        """Ends the span; an exception leaving the block is recorded first, as in the SDK."""
+        if exc_val is not None and self.is_recording():
+            record_exception, set_status_on_exception = self._options
+            if record_exception:
+                self.record_exception(exception=exc_val, escaped=True)
+            if set_status_on_exception:
+                self.set_status(Status(StatusCode.ERROR, f"{type(exc_val).__name__}: {exc_val}"))
+        self.end()
+
+    # --- read like the SDK's ReadableSpan --------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def context(self) -> SpanContext:
+        return self._span_context
+
+    @property
+    def parent(self) -> SpanContext | None:
+        return self._parent
+
+    @property
+    def start_time(self) -> int:
+        return self._start_time
+
+    @property
+    def end_time(self) -> int | None:
+        return self._end_time
+
+    @property
+    def status(self) -> Status:
+        return self._status
+
+    @property
+    def attributes(self) -> Mapping[str, Any]:
+        stored = self._attributes
+        return stored if type(stored) is dict else stored._dict  # type: ignore[union-attr]
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        return tuple(self._events or ())
+
+    @property
+    def links(self) -> tuple[trace_api.Link, ...]:
+        return tuple(self._links or ())
+
+    @property
+    def kind(self) -> SpanKind:
+        return self._kind
+
+    @property
+    def instrumentation_scope(self) -> InstrumentationScope:
+        return self._tracer.scope
+
+    def __repr__(self) -> str:
+        return f'LocalSpan(name="{self._name}", context={self._span_context})'
+
+
+__all__ = ["OK", "UNSET", "LocalSpan"]

@@ -174,7 +174,8 @@ class _Call:
         """
         span = self.span
         output = None
-        if span.is_recording():
+        recording = span.is_recording()  # not when the function ended its own span
+        if recording:
             ends_later = record_result(span, value, usage, self.spec.is_llm)
             if self.spec.capture_output:
                 output = output_attributes(value, self.used, self.reprs, self.limits)
@@ -185,7 +186,7 @@ class _Call:
                     except BaseException:
                         contained("output")
                 return
-        self._end(output, ok=True)
+        self._end(output, ok=recording)
 
     def fail(self, exc: BaseException) -> None:
         outcome = stopped_outcome(exc)

@@ -658,3 +658,32 @@ def test_the_default_span_name_is_the_full_qualname() -> None:
     assert node.name == inner.__qualname__
     assert node.name.endswith(".<locals>.inner")
     assert result.find("inner") is node  # find() also takes the short name
+
+
+@pytest.mark.parametrize("where", ["capture", "user provider"])
+def test_a_function_that_ends_its_own_span_gets_one_warning(
+    where: str,
+    request: pytest.FixtureRequest,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """User code may end the current span itself: the call still returns its value, the span
+    keeps what it had, and the only complaint is the SDK's one ``end()`` warning (no status
+    or attribute written to the ended span), in a capture and under the user's provider."""
+    from opentelemetry import trace as trace_api
+
+    @trace
+    def closes_itself(x: int) -> int:
+        trace_api.get_current_span().end()
+        return x + 1
+
+    if where == "user provider":
+        _, exporter = request.getfixturevalue("user_provider")
+    with caplog.at_level("WARNING"), trace.capture() as result:
+        assert closes_itself(1) == 2
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == ["Calling end() on an ended span."]
+    node = only(result, "closes_itself")
+    assert node.inputs == {"x": 1} and node.output is None and node.status != "error"
+    if where == "user provider":
+        (span,) = exporter.get_finished_spans()
+        assert "output.value" not in (span.attributes or {})

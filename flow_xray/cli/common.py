@@ -28,7 +28,7 @@ from flow_xray.errors import FlowXrayError
 from flow_xray.files import read_problem, write_problem, write_text_atomic
 
 if TYPE_CHECKING:
-    from flow_xray.tree.model import TraceResult
+    from flow_xray.tree.model import Totals, TraceResult
 
 
 class CliError(click.ClickException):
@@ -302,10 +302,14 @@ def report(
     quiet: bool,
     open_browser: bool,
     console: Console | None = None,
+    totals: Totals | None = None,
 ) -> None:
-    """The summary line of a written trace (unless ``quiet``); open it in a browser if asked."""
+    """The summary line of a written trace (unless ``quiet``); open it in a browser if asked.
+
+    ``totals``: ``result.totals`` as the page was written with (not counted again)."""
     if not quiet:
-        (console or Console.current()).line(f"flow-xray: wrote {path} — {result.totals.summary()}")
+        summary = (result.totals if totals is None else totals).summary()
+        (console or Console.current()).line(f"flow-xray: wrote {path} — {summary}")
     if open_browser and path != "-":
         open_in_browser(path, console)
 

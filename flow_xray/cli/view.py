@@ -25,6 +25,8 @@ def view(file: str, html_path: str | None, title: str | None, open_browser: bool
     FILE `-` reads standard input; --html `-` writes the page to standard output.
     """
     from flow_xray.formats.registry import load_trace  # noqa: PLC0415  # loaded when the command runs
+    from flow_xray.render.trace_page import result_to_html  # noqa: PLC0415
+    from flow_xray.serialize.text import writable as shown  # noqa: PLC0415
 
     readable(file)
     default = "trace.html" if file == "-" else f"{Path(file).stem}.html"  # `-`: stdin
@@ -33,9 +35,10 @@ def view(file: str, html_path: str | None, title: str | None, open_browser: bool
         with progress(f"reading {file}"):
             result = load_trace(file)
         with progress(f"writing {html_out}", html_out != "-"):
-            html = result.to_html(title=title or f"flow-xray: {os.path.basename(file)}")
-            write_atomic(html_out, html)
+            totals = result.totals  # counted once, for the page and the summary line
+            page_title = shown(title or f"flow-xray: {os.path.basename(file)}")
+            write_atomic(html_out, result_to_html(result, title=page_title, totals=totals))
     except FlowXrayError as exc:
         raise CliError(str(exc)) from None
-    report(html_out, result, html_out == "-", open_browser)
+    report(html_out, result, html_out == "-", open_browser, totals=totals)
     return 0

@@ -22,7 +22,7 @@ from flow_xray.files import write_text_atomic
 from flow_xray.render.page import app_script, app_style, page
 from flow_xray.render.payload import pack
 from flow_xray.tree.columns import Absent, trace_columns
-from flow_xray.tree.model import TraceNode, TraceResult, totals_dict
+from flow_xray.tree.model import Totals, TraceNode, TraceResult, totals_dict
 from flow_xray.tree.plain import nodes_from_plain
 
 if TYPE_CHECKING:
@@ -36,17 +36,21 @@ def result_to_html(
     title: str = "flow-xray trace",
     static: StaticIndex | None = None,
     select: TraceNode | str | None = None,
+    *,
+    totals: Totals | None = None,
 ) -> str:
     """The viewer page of ``result`` (`TraceResult.to_html`); also written to ``path`` if given.
 
     With ``static`` the page shows the run's static context too (`StaticIndex.merge`);
     ``select`` (a node of the trace, or its ``span_id``) is the call the page opens on.
+    ``totals``: ``result.totals`` when the caller has just read them (a command that
+    also prints them), so the counting pass is not run again on an unchanged tree.
     """
-    totals = totals_dict(result.totals)
+    figures = totals_dict(result.totals if totals is None else totals)
     context = static.merge(result) if static is not None else None
     call = (select.span_id or select.id) if isinstance(select, TraceNode) else select
     with jsontext.gc_paused():  # a column per field, a row per call: no cycles
-        html = trace_page(result.roots, totals, title, context, select=call)
+        html = trace_page(result.roots, figures, title, context, select=call)
     if path is not None:
         write_text_atomic(path, html)
     return html

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cli_support import invoke
 
 from flow_xray.render.payload import read_page
@@ -108,6 +109,31 @@ def test_trace_result_load_reads_what_view_reads(in_tmp: Path) -> None:
     result = TraceResult.load(in_tmp / "spans.jsonl")
     assert [n.name for n in result] == ["checkout", "charge_card", "checkout", "charge_card"]
     assert result.totals.errors == 2
+
+
+def test_view_counts_the_trace_once_for_the_page_and_the_summary(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page and the summary line share one count of the calls (`TraceResult.totals`:
+    errors, tokens, cost), which a million-call file makes worth doing once; both say
+    the same."""
+    from flow_xray.analysis import accounting
+
+    saved_trace(in_tmp / "run1.json")
+    counted: list[int] = []
+    analyze = accounting.analyze
+
+    def counting(roots: Any) -> Any:
+        counted.append(len(roots))
+        return analyze(roots)
+
+    monkeypatch.setattr(accounting, "analyze", counting)
+    result = invoke("view", "run1.json", "--html", "page.html")
+    assert result.exit_code == 0, result.output
+    assert len(counted) == 1
+    totals = read_page((in_tmp / "page.html").read_text(encoding="utf-8"))["totals"]
+    assert (totals["nodes"], totals["errors"]) == (2, 1)
+    assert "— 2 calls, 1 error (handled), " in result.stderr
 
 
 def test_view_loads_no_opentelemetry(in_tmp: Path) -> None:

@@ -178,20 +178,24 @@ class FlowXrayProcessor(SpanProcessor):
             return
         try:
             span_id = span.context.span_id
+            streamed = closed = False
             with self._lock:
-                for collector in collectors:
+                for collector in collectors:  # one pass: the common case is one open capture
                     if collector.closed:  # rare: a context that outlived its capture
-                        collectors = tuple(c for c in collectors if not c.closed)
-                        if not collectors:
-                            return
-                        break
-                self._members[span_id] = collectors
-                for collector in collectors:
-                    if collector.sink is None:
+                        closed = True
+                    elif collector.sink is None:
                         collector.open[span_id] = span
-            for collector in collectors:
-                if collector.sink is not None:
-                    collector.sink.started(span)
+                    else:
+                        streamed = True
+                if closed:
+                    collectors = tuple(c for c in collectors if not c.closed)
+                    if not collectors:
+                        return
+                self._members[span_id] = collectors
+            if streamed:
+                for collector in collectors:
+                    if collector.sink is not None:
+                        collector.sink.started(span)
         except Exception:
             logger.debug("flow-xray processor: on_start failed", exc_info=True)
 

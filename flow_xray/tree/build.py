@@ -95,7 +95,7 @@ def _span_keys(
     if store is None:
         keys = [_key(r.span_id) for r in spans]
         return keys, [_parent_key(r) for r in spans], [r.start_ns for r in spans]
-    ids, parent_ids, starts, _, _ = store.columns()
+    ids, parent_ids, starts, _, _, _ = store.columns()
     records = store.appended
     if not records:
         return ids, parent_ids, starts
@@ -149,7 +149,7 @@ def _nodes(
     """A childless node per kept span: a store's as `LazyNode`s, other records' built now."""
     if store is None:
         return [to_node(spans[at], origin) for at in kept]
-    _, _, _, names, statuses = store.columns()
+    _, _, _, _, names, statuses = store.columns()
     records = store.appended
     if records:
         names = [*names, *(r.name for r in records)]

@@ -40,6 +40,9 @@ class RowReader(Protocol):
         """The `LAZY_FIELDS` of these rows' nodes as columns (one list per field, in order),
         details as JSON text (`JsonText`) where the span holds them so."""
 
+    def columns_of(self, name: str, rows: Sequence[int]) -> list[Any]:
+        """One of `columns`, read alone."""
+
 
 # Fields a `LazyNode` fills from its span on first use; the others are set when it is built.
 LAZY_FIELDS = (

@@ -61,6 +61,26 @@ class StoreRows:
                 column[start : start + len(part)] = part
         return columns
 
+    def columns_of(self, name: str, rows: Sequence[int]) -> list[Any]:
+        """One of the `LAZY_FIELDS` of these rows' nodes, as `columns` gives it; the times
+        (``start_ms``, ``latency_ms``) straight from the store's time columns."""
+        if name not in _TIMES:
+            return self.columns(rows)[LAZY_FIELDS.index(name)]
+        store, origin = self.store, self.origin
+        _, _, starts, ends, _, _ = store.columns()
+        stored = len(starts)
+        kept = [row if row < stored else 0 for row in rows]
+        if name == "start_ms":
+            out: list[Any] = [(starts[row] - origin) / 1e6 for row in kept]
+        else:
+            out = [None if ends[row] == NO_END else (ends[row] - starts[row]) / 1e6 for row in kept]
+        if stored < len(store):  # records appended from elsewhere: read as such
+            at = SPAN_FIELDS.index(name)
+            for i, row in enumerate(rows):
+                if row >= stored:
+                    out[i] = store_values(store, row, origin)[at]
+        return out
+
     def _columns(self, rows: Sequence[int]) -> list[list[Any]]:
         store, origin = self.store, self.origin
         count, stored = len(rows), len(store.shapes())
@@ -141,4 +161,5 @@ class RowBlock:
 
 
 _LAZY_AT: Final = tuple(SPAN_FIELDS.index(name) for name in LAZY_FIELDS)
+_TIMES: Final = frozenset({"start_ms", "latency_ms"})
 _CHUNK: Final = 1 << 14  # rows read from the store at once

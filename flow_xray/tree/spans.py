@@ -59,6 +59,7 @@ Shape = tuple[str, "str | None", tuple[str, ...]]  # a row's status, status mess
 PartColumns = tuple[
     list[str], list[int], list[int], list[int], list[int], list[Shape], list[tuple[Any, ...]]
 ]
+Columns = tuple["array[int]", "array[int]", "array[int]", "array[int]", list[str], Sequence[str]]
 
 _LOW_64: Final = (1 << 64) - 1
 _USAGE_KEYS: Final = frozenset((*attr.READ_MODEL, *attr.READ_PROMPT_TOKENS))
@@ -330,13 +331,15 @@ class SpanStore(Sequence[SpanRecord]):
             yield record(index)
         yield from self._others
 
-    def columns(self) -> tuple[array[int], array[int], array[int], list[str], Sequence[str]]:
-        """The rows' span ids, parent ids (0 for none), start times, names and statuses.
+    def columns(self) -> Columns:
+        """The rows' span ids, parent ids (0 for none), start and end times (`NO_END`: never
+        ended), names and statuses.
 
         Row ``i`` is item ``i`` of the store; the records appended from elsewhere
         (`appended`) come after the rows.
         """
-        return self._ids, self._parents, self._starts, self._names, _Statuses(self._shapes)
+        ids, parents, starts, ends = self._ids, self._parents, self._starts, self._ends
+        return ids, parents, starts, ends, self._names, _Statuses(self._shapes)
 
     @property
     def appended(self) -> Sequence[SpanRecord]:
@@ -447,12 +450,9 @@ class _Statuses(Sequence[str]):
 
 
 def _record_maker() -> Callable[..., SpanRecord]:
-    """A `SpanRecord` constructor for rows, about twice as fast as the frozen dataclass's own.
-
-    A frozen dataclass sets each field through ``object.__setattr__``; setting
-    the slots directly does the same job. Fields past the ten a row fills get
-    their defaults, so a field added to `SpanRecord` later is never left unset.
-    """
+    """A `SpanRecord` constructor for rows, about twice as fast as the frozen dataclass's own
+    (which sets each field through ``object.__setattr__``). Fields past the ten a row fills
+    get their defaults, so a field added to `SpanRecord` later is never left unset."""
     slots = [SpanRecord.__dict__[f.name].__set__ for f in fields(SpanRecord)]
     rest = [
         (slot, f.default, f.default_factory)

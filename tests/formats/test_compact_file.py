@@ -402,3 +402,21 @@ def test_node_ids_are_stored_once_with_their_span_ids(tmp_path: Path, saved: byt
     path.write_bytes(_packed(frames))
     with pytest.raises(TraceFileError, match="copies another"):
         TraceResult.load(path)
+
+
+def test_totals_of_a_loaded_file_of_many_roots_decode_no_node(tmp_path: Path) -> None:
+    """A file of top-level calls (a root each): its totals read the roots' times from the
+    file's columns, so no node is decoded, and they are the saved trace's."""
+
+    @trace
+    def step(i: int) -> int:
+        return i * 2
+
+    with trace.capture() as result:
+        for i in range(50):
+            step(i)
+    _chunked(result, tmp_path / "t.fxr", 16)
+    loaded = TraceResult.load(tmp_path / "t.fxr")
+    totals = loaded.totals
+    assert all(root._source is not None for root in loaded.roots)  # type: ignore[attr-defined]
+    assert totals == result.totals

@@ -307,7 +307,10 @@ def test_an_odd_script_keeps_pythons_exit_status_and_its_trace(
     check_odd_script(tmp_path, name, kind)
 
 
-BIG = """
+# Enough calls that writing the viewer takes twice the progress line's 1 s and more (it
+# took 1.3 s at 60,000 calls: a faster page would have left no line to wait for).
+CALLS = 100_000
+BIG = f"""
 import sys
 from flow_xray import trace
 
@@ -315,14 +318,14 @@ from flow_xray import trace
 def leaf(i):
     return i
 
-for i in range(60_000):
+for i in range({CALLS}):
     leaf(i)
 sys.exit(3)
 """
 
 
 def _stop_while_writing(tmp_path: Path, signals: int) -> tuple[int, str]:
-    """Run a 60,000-call script under ``flow-xray run --json``; once the viewer is being
+    """Run a `CALLS`-call script under ``flow-xray run --json``; once the viewer is being
     written (its progress line shows), send ``signals`` SIGTERMs; the status and stderr."""
     path = tmp_path / "big.py"
     path.write_text(BIG, encoding="utf-8")
@@ -355,7 +358,7 @@ def test_sigterm_while_the_trace_is_written_finishes_it_and_keeps_the_scripts_st
     whole), one line says so, and the status is still 3."""
     status, stderr = _stop_while_writing(tmp_path, 1)
     assert status == 3, stderr
-    assert len(TraceResult.load(tmp_path / "t.json")) == 60_000
+    assert len(TraceResult.load(tmp_path / "t.json")) == CALLS
     assert (tmp_path / "big_trace.html").read_text(encoding="utf-8").rstrip().endswith("</html>")
     assert "got SIGTERM while writing the trace: finished writing it first" in stderr
     assert "Traceback" not in stderr

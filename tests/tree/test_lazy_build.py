@@ -7,13 +7,14 @@ import copy
 import pickle
 
 import pytest
+from opentelemetry import trace as trace_api
 
 from flow_xray import trace
 from flow_xray.analysis.accounting import build_result
 from flow_xray.render.payload import read_page
 from flow_xray.sdk.processor import get_processor
 from flow_xray.tree import rows
-from flow_xray.tree.lazy import LazyNode
+from flow_xray.tree.lazy import LAZY_FIELDS, LazyNode
 from flow_xray.tree.model import TraceNode
 from flow_xray.tree.packed import BLOCK
 from flow_xray.tree.spans import SpanRecord, SpanStore
@@ -136,3 +137,57 @@ def test_a_page_read_from_packed_rows_is_the_page_of_the_same_nodes(
         assert node.inputs is not None
     assert read_page(lazy.to_html()) == read_page(eager.to_html())
     assert lazy.roots == eager.roots
+
+
+def _flat_store() -> SpanStore:
+    """Top-level calls only (a script's loop): one root per call, one failing, one never ended,
+    and a record appended from elsewhere (as a child process's spans are)."""
+    with trace.capture():
+        pass
+    processor = get_processor()
+    collector, token = processor.open_capture()
+    for i in range(40):
+        with contextlib.suppress(KeyError):
+            leaf(i)
+    tracer = trace_api.get_tracer("t")
+    open_span = tracer.start_span("never ended")  # still open at the close: incomplete
+    store = processor.close_capture(collector, token)
+    open_span.end()
+    store.append(
+        SpanRecord(
+            trace_id="ab" * 16, span_id="cd" * 8, parent_id=None, name="elsewhere",
+            start_ns=store[0].start_ns - 5_000_000, end_ns=store[0].start_ns + 1,
+        )
+    )  # fmt: skip
+    return store
+
+
+def test_totals_of_many_roots_leave_them_unfilled() -> None:
+    """The wall time reads each root's start and latency from its span's row: a loop of
+    top-level calls (a root per call) keeps its nodes small, and the figures are the eager
+    build's, an appended record and a call that never ended included."""
+    store = _flat_store()
+    lazy, eager = build_result(store), build_result(list(store))
+    assert len(lazy.roots) == 42
+    unfilled = [root for root in lazy.roots if root._source is not None]  # type: ignore[attr-defined]
+    assert len(unfilled) >= 40  # (a failure's node is read when built)
+    totals = lazy.totals
+    assert all(root._source is not None for root in unfilled)  # type: ignore[attr-defined]
+    assert totals == eager.totals
+    starts = [root.start_ms for root in eager.roots]
+    ends = [root.start_ms + (root.latency_ms or 0.0) for root in eager.roots]
+    assert totals.wall_time_ms == max(ends) - min(starts)
+    assert any(root.latency_ms is None for root in eager.roots)  # the open span
+
+
+def test_a_time_column_read_alone_is_the_one_read_with_the_others() -> None:
+    """`StoreRows.columns_of` for the times gives what `columns` gives, for rows of calls,
+    of a span that never ended and of an appended record."""
+    store = _flat_store()
+    reader = rows.StoreRows(store, store.earliest_start() or 0)
+    every = list(range(len(store)))
+    columns = reader.columns(every)
+    for name in ("start_ms", "latency_ms", "kind"):
+        expected = columns[LAZY_FIELDS.index(name)]
+        assert reader.columns_of(name, every) == expected
+        assert reader.columns_of(name, every[::-3]) == expected[::-3]

@@ -49,7 +49,7 @@ from typing import Any
 from flow_xray import attributes as attr
 from flow_xray.llm.requests import Request, response_id, same_request, wire_rank
 from flow_xray.tree.build import build_tree
-from flow_xray.tree.columns import lazy_field
+from flow_xray.tree.columns import lazy_fields
 from flow_xray.tree.foreign import clean_error_type, http_status, is_http_attempt
 from flow_xray.tree.model import Totals, TraceNode, TraceResult, child_nodes
 from flow_xray.tree.spans import SpanRecord
@@ -177,8 +177,7 @@ def totals(result: TraceResult) -> Totals:
     roots = result.roots
     counts = analyze(roots)
     # Read without filling lazily built roots: a loop of top-level calls has one per call.
-    starts = lazy_field(roots, "start_ms")
-    latencies = lazy_field(roots, "latency_ms")
+    starts, latencies = lazy_fields(roots, "start_ms", "latency_ms")
     ends = [start + (latency or 0.0) for start, latency in zip(starts, latencies, strict=True)]
     wall = max(ends) - min(starts) if roots else 0.0
     return Totals(

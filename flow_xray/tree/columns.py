@@ -62,18 +62,20 @@ def lazy_columns(nodes: Sequence[TraceNode]) -> list[list[Any]]:
     return _merge(parts) if parts else [[] for _ in LAZY_FIELDS]
 
 
-def lazy_field(nodes: Sequence[TraceNode], name: str) -> list[Any]:
-    """One of the `LAZY_FIELDS` of ``nodes`` (``start_ms`` of a trace's roots, say), read as
-    `lazy_columns` reads them: a lazily built node not yet filled stays so."""
+def lazy_fields(nodes: Sequence[TraceNode], *names: str) -> list[list[Any]]:
+    """Some of the `LAZY_FIELDS` of ``nodes`` as columns (the times of a trace's roots, say),
+    read as `lazy_columns` reads them: a lazily built node not yet filled stays so."""
     readers, rows = unfilled_rows(nodes)
-    out: list[Any] = [None] * len(nodes)
+    columns: list[list[Any]] = [[None] * len(nodes) for _ in names]
     for reader, positions, kept in _groups(readers, rows).values():
-        for position, value in zip(positions, reader.columns_of(name, kept), strict=True):
-            out[position] = value
+        for name, column in zip(names, columns, strict=True):
+            for position, value in zip(positions, reader.columns_of(name, kept), strict=True):
+                column[position] = value
     for position, found in enumerate(readers):
         if found is None:  # an eager node, or a filled one
-            out[position] = getattr(nodes[position], name)
-    return out
+            for name, column in zip(names, columns, strict=True):
+                column[position] = getattr(nodes[position], name)
+    return columns
 
 
 def _groups(

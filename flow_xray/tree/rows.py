@@ -69,11 +69,13 @@ class StoreRows:
         store, origin = self.store, self.origin
         _, _, starts, ends, _, _ = store.columns()
         stored = len(starts)
-        kept = [row if row < stored else 0 for row in rows]
         if name == "start_ms":
-            out: list[Any] = [(starts[row] - origin) / 1e6 for row in kept]
+            out: list[Any] = [(starts[row] - origin) / 1e6 if row < stored else 0 for row in rows]
         else:
-            out = [None if ends[row] == NO_END else (ends[row] - starts[row]) / 1e6 for row in kept]
+            out = [
+                None if row >= stored or ends[row] == NO_END else (ends[row] - starts[row]) / 1e6
+                for row in rows
+            ]
         if stored < len(store):  # records appended from elsewhere: read as such
             at = SPAN_FIELDS.index(name)
             for i, row in enumerate(rows):

@@ -183,11 +183,13 @@ def test_totals_of_many_roots_leave_them_unfilled() -> None:
 def test_a_time_column_read_alone_is_the_one_read_with_the_others() -> None:
     """`StoreRows.columns_of` for the times gives what `columns` gives, for rows of calls,
     of a span that never ended and of an appended record."""
-    store = _flat_store()
-    reader = rows.StoreRows(store, store.earliest_start() or 0)
-    every = list(range(len(store)))
-    columns = reader.columns(every)
-    for name in ("start_ms", "latency_ms", "kind"):
-        expected = columns[LAZY_FIELDS.index(name)]
-        assert reader.columns_of(name, every) == expected
-        assert reader.columns_of(name, every[::-3]) == expected[::-3]
+    appended_only = SpanStore()
+    appended_only.extend(list(_flat_store())[:5])
+    for store in (_flat_store(), appended_only):
+        reader = rows.StoreRows(store, store.earliest_start() or 0)
+        every = list(range(len(store)))
+        columns = reader.columns(every)
+        for name in ("start_ms", "latency_ms", "kind"):
+            expected = columns[LAZY_FIELDS.index(name)]
+            assert reader.columns_of(name, every) == expected
+            assert reader.columns_of(name, every[::-3]) == expected[::-3]

@@ -51,6 +51,9 @@ OPERATION_KINDS: Final = {
 }
 
 # --- tokens ------------------------------------------------------------------
+# Token counts are 64-bit attribute ints (OTLP's int64): a count, or a sum of two, at or
+# past this is none (a reader of the trace file refuses it).
+MAX_TOKEN_COUNT: Final = 1 << 63
 GEN_AI_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
 GEN_AI_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
 GEN_AI_PROMPT_TOKENS_DEPRECATED: Final = "gen_ai.usage.prompt_tokens"

@@ -28,7 +28,7 @@ from flow_xray.errors import FlowXrayError, Terminated
 if TYPE_CHECKING:
     from flow_xray.analysis import StaticIndex
     from flow_xray.cli import runner
-    from flow_xray.tree.model import TraceResult
+    from flow_xray.tree.model import Totals, TraceResult
 
 
 class _RunCommand(click.Command):
@@ -193,7 +193,10 @@ def run(
     (1 after an uncaught exception, 130 after Ctrl-C).
     """
     from flow_xray.cli import runner  # noqa: PLC0415  # loaded when the command runs
+    from flow_xray.formats.flow_xray_json import result_to_json  # noqa: PLC0415
+    from flow_xray.render.trace_page import result_to_html  # noqa: PLC0415
     from flow_xray.runtime.run_hooks import run_end  # noqa: PLC0415  # loaded with the runner
+    from flow_xray.serialize.text import writable as shown  # noqa: PLC0415
 
     if module is None and not argv:
         raise click.UsageError("missing SCRIPT (or -m MODULE)")
@@ -232,19 +235,23 @@ def run(
             return outcome.exit_code
         name = target.name if target.kind == "module" else os.path.basename(target.path)
         result = outcome.result
-        page_title = title or f"flow-xray trace: {name}"
+        page_title = shown(title or f"flow-xray trace: {name}")
+        counted = _Counted(result)  # one count of the calls for the page, JSON and summary
         makers: dict[str, Callable[[], str]] = {
-            html_out: lambda: result.to_html(title=page_title, static=static)
+            html_out: lambda: result_to_html(
+                result, title=page_title, static=static, totals=counted.totals()
+            )
         }
         if json_out is not None:
-            makers[json_out] = result.to_json
+            makers[json_out] = lambda: result_to_json(result, totals=counted.totals())
         try:
             written = _write_outputs(makers, files, quiet, console)
             _after_writing(result, name, written, files, console)
             if exporting:
                 _flush(console)
             if html_out in written:
-                report(html_out, result, quiet or html_out == "-", open_browser, console)
+                quiet_here = quiet or html_out == "-"
+                report(html_out, result, quiet_here, open_browser, console, counted.totals())
             if len(ending.received) == 1:
                 console.line(
                     f"flow-xray: got {_signal_name(ending.received[0])} while writing the "
@@ -254,6 +261,22 @@ def run(
             console.line("flow-xray: stopped by a second signal")
     # Whatever happened to the trace, the exit status stays the script's own.
     return outcome.exit_code
+
+
+class _Counted:
+    """The trace's totals, counted once when first asked for: inside the first output's
+    write, so its progress line covers the count (a pass over every call)."""
+
+    __slots__ = ("counted", "result")
+
+    def __init__(self, result: TraceResult) -> None:
+        self.result = result
+        self.counted: Totals | None = None
+
+    def totals(self) -> Totals:
+        if self.counted is None:
+            self.counted = self.result.totals
+        return self.counted
 
 
 def _after_writing(

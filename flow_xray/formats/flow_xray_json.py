@@ -18,13 +18,14 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from flow_xray import jsontext
+from flow_xray import attributes as attr, jsontext
 from flow_xray.analysis.accounting import analyze
 from flow_xray.errors import TraceFileError
 from flow_xray.formats.parsed import MAX_ID_CHARS, MAX_UNIX_NANOS, Parsed, id_problem, shown
 from flow_xray.serialize.text import has_unwritable, writable, writable_data
 from flow_xray.tree.model import (
     DATA_FIELDS,
+    Totals,
     TraceNode,
     TraceResult,
     child_nodes,
@@ -165,7 +166,7 @@ def _check_ranges(values: Mapping[str, Any], where: str) -> None:
 
 
 _COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")
-_MAX_COUNT = 2**63  # OTLP's int64
+_MAX_COUNT = attr.MAX_TOKEN_COUNT
 _MAX_COST = 1e15
 
 
@@ -184,11 +185,12 @@ def check_usage(meta: Mapping[str, Any], where: str) -> None:
         )
 
 
-def result_to_dict(result: TraceResult) -> dict[str, Any]:
-    """The JSON envelope (version 1) of ``result`` as plain data (`TraceResult.to_dict`)."""
+def result_to_dict(result: TraceResult, totals: Totals | None = None) -> dict[str, Any]:
+    """The JSON envelope (version 1) of ``result`` as plain data (`TraceResult.to_dict`);
+    ``totals``: ``result.totals`` when the caller has just read them (not counted again)."""
     return {
         "version": SCHEMA_VERSION,
-        "totals": totals_dict(result.totals),
+        "totals": totals_dict(result.totals if totals is None else totals),
         "nodes": [node_to_dict(root) for root in result.roots],
     }
 
@@ -215,10 +217,13 @@ def result_from_dict(data: Mapping[str, Any], cls: type[TraceResult] = TraceResu
     return result
 
 
-def result_to_json(result: TraceResult, indent: int | None = None) -> str:
+def result_to_json(
+    result: TraceResult, indent: int | None = None, totals: Totals | None = None
+) -> str:
     """The JSON envelope as text (`TraceResult.to_json`): ``default=repr`` keeps odd values
-    readable, lone surrogates come out as visible ``\\udcXX`` escapes, any depth works."""
-    data = result_to_dict(result)
+    readable, lone surrogates come out as visible ``\\udcXX`` escapes, any depth works.
+    ``totals`` as in `result_to_dict`."""
+    data = result_to_dict(result, totals)
     text = jsontext.dumps(data, indent=indent, default=repr)
     if has_unwritable(text):
         escaped = writable_data(data)

@@ -250,7 +250,7 @@ def usage_from_response(obj: Any) -> Usage | None:
 
 
 # Token counts are 64-bit attribute ints; a bigger "count" is a bug in the caller.
-_MAX_TOKENS: Final = 1 << 63
+_MAX_TOKENS: Final = A.MAX_TOKEN_COUNT
 
 
 def _shown(value: object) -> str:
@@ -432,8 +432,9 @@ def with_both_families(attributes: Mapping[str, Any]) -> dict[str, Any] | None:
     ):
         if value is not None:
             added.update({key: value for key in keys if key not in attributes})
-    if A.LLM_TOKENS_TOTAL not in attributes:
-        added[A.LLM_TOKENS_TOTAL] = (prompt or 0) + (completion or 0)
+    total = (prompt or 0) + (completion or 0)  # (two counts may add up past 64 bits: none)
+    if A.LLM_TOKENS_TOTAL not in attributes and total < _MAX_TOKENS:
+        added[A.LLM_TOKENS_TOTAL] = total
     model = _first_text(attributes, A.READ_MODEL)
     if model is not None:  # Phoenix prices a span by llm.model_name
         added.update(
@@ -474,8 +475,9 @@ def usage_attributes(usage: Usage) -> dict[str, str | int | float]:
     if usage.output_tokens is not None:
         out[A.GEN_AI_OUTPUT_TOKENS] = usage.output_tokens
         out[A.LLM_TOKENS_COMPLETION] = usage.output_tokens
-    if usage.input_tokens is not None or usage.output_tokens is not None:
-        out[A.LLM_TOKENS_TOTAL] = (usage.input_tokens or 0) + (usage.output_tokens or 0)
+    total = (usage.input_tokens or 0) + (usage.output_tokens or 0)  # (as `with_both_families`)
+    if (usage.input_tokens is not None or usage.output_tokens is not None) and total < _MAX_TOKENS:
+        out[A.LLM_TOKENS_TOTAL] = total
     if usage.cost_usd is not None:
         out[A.LLM_COST_TOTAL] = usage.cost_usd
     else:

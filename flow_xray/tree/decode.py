@@ -112,6 +112,8 @@ def usage_meta(attrs: Mapping[str, Any]) -> dict[str, Any]:
     total = _first_int(attrs, attr.READ_TOTAL_TOKENS)
     if total is None and (prompt is not None or completion is not None):
         total = (prompt or 0) + (completion or 0)
+        if total >= attr.MAX_TOKEN_COUNT:  # two counts within 64 bits, their sum past them
+            total = None
     cost = _first(attrs, attr.READ_COST)
     if not _is_cost(cost):  # not a number, or one no arithmetic survives (1e400, 10**400, NaN)
         cost = None

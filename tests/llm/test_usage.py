@@ -334,3 +334,33 @@ def test_every_written_key_is_a_declared_attribute() -> None:
     usage = usage_from_response(chat_completion())
     assert usage is not None
     assert set(usage_attributes(dataclasses.replace(usage, cost_usd=None))) <= declared
+
+
+def test_a_total_past_64_bits_is_left_out_and_the_trace_still_loads(tmp_path: Any) -> None:
+    """Two counts each within 64 bits can add up past them: no total is written (an OTLP
+    attribute cannot hold it, the trace file's reader refuses it), the counts are kept, and
+    the saved trace loads back."""
+    from flow_xray import TraceResult, trace
+
+    half = 1 << 62
+    assert A.LLM_TOKENS_TOTAL not in usage_attributes(
+        make_usage(input_tokens=half, output_tokens=half)
+    )
+    assert (
+        usage_attributes(make_usage(input_tokens=half, output_tokens=half - 1))[A.LLM_TOKENS_TOTAL]
+        == (1 << 63) - 1
+    )
+
+    @trace(kind="llm")
+    def ask() -> str:
+        trace.usage(model="gpt-4o-mini", prompt_tokens=half, completion_tokens=half)
+        return "ok"
+
+    with trace.capture() as result:
+        ask()
+    meta = result.find("ask").meta  # type: ignore[union-attr]
+    assert (meta["prompt_tokens"], meta["completion_tokens"]) == (half, half)
+    assert "total_tokens" not in meta
+    result.save(tmp_path / "t.json")
+    loaded = TraceResult.load(tmp_path / "t.json")
+    assert loaded.find("ask").meta == meta  # type: ignore[union-attr]

@@ -59,7 +59,8 @@ try:  # the API's context manager that also decorates async functions (as the SD
 except ImportError:  # pragma: no cover - older APIs
     from contextlib import contextmanager as _contextmanager  # type: ignore[assignment]
 
-from flow_xray.sdk.local_span import OK, LocalSpan
+from flow_xray.sdk.local_span import LocalSpan
+from flow_xray.tracing.recording import end_span
 
 if TYPE_CHECKING:
     from flow_xray.sdk.processor import FlowXrayProcessor
@@ -225,11 +226,7 @@ class LocalTracer(trace_api.Tracer):
         if type(span) is LocalSpan:
             span._end_call(attributes, ok)
             return
-        if attributes:  # a span this tracer did not record (an unsampled parent's child)
-            span.set_attributes(attributes)
-        if ok:
-            span.set_status(OK)
-        span.end()
+        end_span(span, attributes, ok)  # one it did not record (an unsampled parent's child)
 
     @_contextmanager
     def start_as_current_span(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from operator import itemgetter
-from typing import Any
+from typing import Any, Final
 
 from flow_xray import attributes as attr
 from flow_xray.serialize.limits import Limits, get_limits
@@ -105,16 +105,13 @@ class Plan:
             if self.limits is not get_limits():  # kept values were scrubbed under these
                 self.shared.clear()
                 self.limits = get_limits()
-            try:
-                found = self.shared.get(taken)
-            except TypeError:  # an unhashable value (from a file reader)
-                found = None
-            else:
+            key = _share_key(taken)
+            if key is not None:
+                found = self.shared.get(key)
                 if found is None:
                     if len(self.shared) >= 64:
                         self.shared.clear()
-                    found = self.shared[taken] = self._kept(taken)
-            if found is not None:
+                    found = self.shared[key] = self._kept(taken)
                 return found
         return self._kept(taken)
 
@@ -127,6 +124,25 @@ class Plan:
         limits = get_limits()
         scrubbed = scrub_attributes(kept, limits) if limits.redact else None
         return kept if scrubbed is None else scrubbed
+
+
+def _share_key(values: tuple[Any, ...]) -> Any:
+    """What spans sharing one dict of kept attributes must have in common: the same values,
+    type for type (``False``, ``0`` and ``0.0`` are equal in Python, and so are ``0.0`` and
+    ``-0.0``, but each is written as itself). None: not shared (a value other than text,
+    a number, a bool or a tuple of those, such as a list from a file reader)."""
+    if _EXACT.issuperset(map(type, values)):  # the common case: equal is the same value
+        return values
+    if _PRIMITIVE.issuperset(map(type, values)) and all(
+        _PRIMITIVE.issuperset(map(type, value)) for value in values if type(value) is tuple
+    ):
+        return repr(values)  # exact for these: it tells each type and each float apart
+    return None
+
+
+# Values whose equality is exact (``True == 1``, but a bool is not an int here: by type).
+_EXACT: Final = frozenset((str, int))
+_PRIMITIVE: Final = frozenset((str, int, float, bool, type(None), tuple))
 
 
 def _pair(

@@ -81,7 +81,7 @@ class Collector:
         self.pending: list[ReadableSpan] = []
         self.draining: list[ReadableSpan | None] = []
         self.drained = 0
-        self.streaming = False  # past the first batch: batches of `_WINDOW` from then on
+        self.streaming = False  # past the first batch: the backlog drains, then no span waits
         self.closed = False
         self.process_tag: str | None = None
         self.sink = sink
@@ -92,26 +92,23 @@ class Collector:
 # run (it is done when the capture closes). A full batch moves to ``draining``
 # and goes into the compact store `_SLICE` spans per span end, so no traced
 # call pays for others (the time would show as its caller's own) and memory
-# stays bounded by the store. With `_SLICE` > 1 a batch is drained before the
-# next one fills. Past the first batch the capture streams: the next batches
-# are `_WINDOW` spans (shrinking to it as the backlog drains), so spans are let
-# go of young and the garbage collector's full passes (pauses of tens of ms in
-# whichever call runs) stay rare; see tests/benchmarks/bench_pauses.py.
+# stays bounded by the store. Past the first batch the capture streams: what
+# ended meanwhile drains the same way (halving the backlog each round), and
+# once nothing waits each span is stored as it ends. Spans are let go of young,
+# so the garbage collector's full passes (pauses of tens of ms in whichever
+# call runs) stay rare; see tests/benchmarks/bench_pauses.py.
 _BATCH = 4096
-_WINDOW = 32
 _SLICE = 2
 
 
 def _compact_slice(collector: Collector) -> None:
     """Store the next `_SLICE` spans of the batch being drained (under the lock).
 
-    A full ``pending`` batch starts draining once the previous one is done; each
+    What is ``pending`` starts draining once the previous batch is done; each
     stored span is let go of at once, so no call frees a whole batch either.
     """
     draining, done = collector.draining, collector.drained
     if not draining:
-        if len(collector.pending) < (_WINDOW if collector.streaming else _BATCH):
-            return
         draining = collector.draining = cast("list[ReadableSpan | None]", collector.pending)
         collector.pending, done, collector.streaming = [], 0, True
     stop = min(done + _SLICE, len(draining))
@@ -220,8 +217,11 @@ class FlowXrayProcessor(SpanProcessor):
                 for collector in collectors:
                     if collector.open.pop(span_id, None) is not None:
                         pending = collector.pending
+                        if collector.streaming and not pending and not collector.draining:
+                            collector.finished.add(*to_row(span))  # caught up: stored at once
+                            continue
                         pending.append(span)
-                        if collector.draining or collector.streaming or len(pending) >= _BATCH:
+                        if collector.streaming or len(pending) >= _BATCH:
                             _compact_slice(collector)
                     elif collector.sink is not None:  # (a sink's spans are never in ``open``)
                         streamed = True

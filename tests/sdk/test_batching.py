@@ -28,18 +28,17 @@ def loop(calls: int) -> int:
     return sum(leaf(item) for item in range(calls))
 
 
-# The processor's own sizes, read before any test changes them.
-DEFAULT_BATCH, DEFAULT_WINDOW = processor_module._BATCH, processor_module._WINDOW
-# Small sizes for these tests (the mechanism is the same at any size): a first batch
-# of 256 spans, then windows of 8.
-BATCH, WINDOW = 256, 8
+# The processor's own size, read before any test changes it.
+DEFAULT_BATCH = processor_module._BATCH
+# A small size for these tests (the mechanism is the same at any size): a first batch
+# of 256 spans.
+BATCH = 256
 
 
 @pytest.fixture(autouse=True)
 def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test here runs with `BATCH` / `WINDOW` as the processor's sizes."""
+    """Every test here runs with `BATCH` as the processor's batch."""
     monkeypatch.setattr(processor_module, "_BATCH", BATCH)
-    monkeypatch.setattr(processor_module, "_WINDOW", WINDOW)
 
 
 class StoreCounter:
@@ -89,7 +88,6 @@ def test_the_4097th_call_stores_a_slice_not_the_first_batch(
     """With the processor's own sizes: no span end stores anything for the first 4,095
     calls, and from the 4,096th on each stores two rows, the 4,097th included."""
     monkeypatch.setattr(processor_module, "_BATCH", DEFAULT_BATCH)
-    monkeypatch.setattr(processor_module, "_WINDOW", DEFAULT_WINDOW)
     assert DEFAULT_BATCH == 4096
     with trace.capture():
         loop(DEFAULT_BATCH + 100)
@@ -108,12 +106,12 @@ def test_the_call_after_a_full_batch_stores_a_slice_only(counter: StoreCounter) 
 
 
 def test_rows_stored_while_running_plus_at_close_cover_every_call(counter: StoreCounter) -> None:
-    """Every ended span is stored once: all but the last window or two while the capture
-    runs, the rest when it closes."""
+    """Every ended span is stored once, and once the first batch is drained each span is
+    stored as it ends: nothing is left for the close."""
     with trace.capture() as result:
         loop(CALLS)
         during = counter.stored
-    assert CALLS + 1 - during <= 2 * WINDOW  # only the last window or two wait for the close
+    assert during == CALLS + 1  # the loop's span too: it ended inside the capture
     assert counter.stored == CALLS + 1
     assert len(result) == CALLS + 1
 
@@ -133,9 +131,9 @@ def test_spans_waiting_never_exceed_a_batch() -> None:
     assert BATCH // 2 <= most <= BATCH
 
 
-def test_past_the_first_batch_spans_wait_a_window_at_most() -> None:
-    """Once the first batch is drained the backlog shrinks to a window: spans are let go of
-    soon after they end (young, as the garbage collector likes them)."""
+def test_past_the_first_batch_the_backlog_drains_and_no_span_waits() -> None:
+    """What ended while the first batch drained drains too, halving each round; from then
+    on each span is stored as it ends (let go of young, as the garbage collector likes)."""
     capture = trace.capture()
     capture.__enter__()
     collector = capture._collector
@@ -145,7 +143,8 @@ def test_past_the_first_batch_spans_wait_a_window_at_most() -> None:
         leaf(item)
         waiting.append(len(collector.pending) + len(collector.draining) - collector.drained)
     capture.__exit__(None, None, None)
-    assert max(waiting[-BATCH:]) <= 2 * WINDOW
+    assert waiting[BATCH - 1] == BATCH - processor_module._SLICE  # the first batch draining
+    assert waiting[-BATCH:] == [0] * BATCH
 
 
 def test_spans_kept_in_the_order_they_ended() -> None:

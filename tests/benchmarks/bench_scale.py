@@ -1,15 +1,20 @@
 """Scale benchmark: one trace of 10k / 100k / 1M calls, next to the bare SDK and viztracer.
 
-Run: ``python tests/benchmarks/bench_scale.py [--sizes N ...] [--no-viztracer] [--no-html]``
-(default sizes 10000 100000 1000000; ``--sizes 10000 100000`` skips the million, which
-takes several minutes).
+Run: ``python tests/benchmarks/bench_scale.py [--sizes N ...] [--shape pipeline|flat]
+[--no-viztracer] [--no-html]`` (default sizes 10000 100000 1000000; ``--sizes 10000 100000``
+skips the million, which takes several minutes).
 
 Times are CPU seconds of the process (``time.process_time``), so the load of
 other processes on a shared machine does not count; the machine's load average
 is printed at the start and the end of the run. Each contestant runs each size
-in a fresh subprocess, so peak memory is that run's alone. The workload is a
-pipeline of traced calls: one root, a stage per 100 calls, 99 leaf calls per
-stage, each with two int arguments and an int result.
+in a fresh subprocess, so peak memory is that run's alone. The workload
+(``--shape``) is one of:
+
+- ``pipeline`` (the default): one root, a stage per 100 calls, 99 leaf calls
+  per stage, each with two int arguments and an int result;
+- ``flat``: a script's top-level loop, untraced, calling one traced function
+  (two int arguments, an int result) once per call: a trace of that many
+  roots, the shape whose accounting and page differ most from the pipeline's.
 
 The first table is recording the calls:
 
@@ -64,8 +69,34 @@ DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 LEAVES = 99
 
 
+SHAPES = ("pipeline", "flat")
+_shape = SHAPES[0]  # the workload of this run (`--shape`), passed on to each child
+
+
 def _workload(wrap: Any) -> Any:
-    """The root of the pipeline; ``wrap`` decorates each function (identity for no tracing)."""
+    """The workload's entry, ``(calls, width) -> int``; ``wrap`` decorates each traced function
+    (identity for no tracing)."""
+    return _flat(wrap) if _shape == "flat" else _pipeline(wrap)
+
+
+def _flat(wrap: Any) -> Any:
+    """A top-level loop: every call of ``leaf`` is a root of its own."""
+
+    @wrap
+    def leaf(index: int, item: int) -> int:
+        return index * item
+
+    def loop(calls: int, width: int) -> int:  # (not traced, as a script's own loop)
+        total = 0
+        for index in range(calls):
+            total += leaf(index, width)
+        return total
+
+    return loop
+
+
+def _pipeline(wrap: Any) -> Any:
+    """The root of the pipeline."""
 
     @wrap
     def leaf(stage: int, item: int) -> int:
@@ -89,6 +120,8 @@ def _workload(wrap: Any) -> Any:
 
 
 def _calls(size: int) -> int:
+    if _shape == "flat":
+        return size
     return 1 + max((size - 1) // (LEAVES + 1), 1) * (LEAVES + 1)
 
 
@@ -107,14 +140,14 @@ def _saved(save: Callable[[], object], path: str, calls: int) -> dict[str, Any]:
 def child_flow_xray(size: int, html: bool, path: str) -> dict[str, Any]:
     from flow_xray import trace
 
-    pipeline = _workload(trace)
+    workload = _workload(trace)
     with trace.capture():  # warm-up: loads the SDK side and the processor
         _workload(trace)(201, LEAVES)
     base = peak_rss_mb()
     collections = full_collections()
     started = time.process_time()
     with trace.capture() as result:
-        pipeline(size, LEAVES)
+        workload(size, LEAVES)
         captured = time.process_time()
     built = time.process_time()
     collections = full_collections() - collections
@@ -196,11 +229,11 @@ def child_sdk(size: int) -> dict[str, Any]:
     wrap = _sdk_wrap(provider.get_tracer("bench"))
     _workload(wrap)(201, LEAVES)  # warm-up
     exporter.clear()
-    pipeline = _workload(wrap)
+    workload = _workload(wrap)
     base = peak_rss_mb()
     collections = full_collections()
     started = time.process_time()
-    pipeline(size, LEAVES)
+    workload(size, LEAVES)
     captured = time.process_time()
     return {
         "calls": len(exporter.get_finished_spans()),
@@ -213,7 +246,7 @@ def child_sdk(size: int) -> dict[str, Any]:
 def child_viztracer(size: int, with_args: bool, path: str) -> dict[str, Any]:
     from viztracer import VizTracer
 
-    pipeline = _workload(lambda f: f)
+    workload = _workload(lambda f: f)
     tracer = VizTracer(
         tracer_entries=2 * size + 10_000,
         ignore_c_function=True,
@@ -225,7 +258,7 @@ def child_viztracer(size: int, with_args: bool, path: str) -> dict[str, Any]:
     collections = full_collections()
     started = time.process_time()
     tracer.start()
-    pipeline(size, LEAVES)
+    workload(size, LEAVES)
     tracer.stop()
     captured = time.process_time()
     out: dict[str, Any] = {
@@ -241,14 +274,15 @@ def child_viztracer(size: int, with_args: bool, path: str) -> dict[str, Any]:
 
 
 def child_plain(size: int) -> dict[str, Any]:
-    pipeline = _workload(lambda f: f)
+    workload = _workload(lambda f: f)
     started = time.process_time()
-    pipeline(size, LEAVES)
+    workload(size, LEAVES)
     return {"calls": _calls(size), "capture_s": time.process_time() - started}
 
 
 def run_child(tool: str, size: int, html: bool, path: str) -> dict[str, Any] | None:
     command = [sys.executable, __file__, "--child", tool, str(size), "--path", path]
+    command += ["--shape", _shape]
     if not html:
         command.append("--no-html")
     return run_json_child(command, f"{tool} {size}")
@@ -349,9 +383,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", nargs="+", type=int, dest="size_option", help="calls per run")
     parser.add_argument("--no-viztracer", action="store_true", help="skip viztracer")
     parser.add_argument("--no-html", action="store_true", help="skip to_html")
+    parser.add_argument("--shape", choices=SHAPES, default=SHAPES[0], help="the workload")
     parser.add_argument("--child", nargs=2, metavar=("TOOL", "SIZE"), help=argparse.SUPPRESS)
     parser.add_argument("--path", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
+    global _shape
+    _shape = options.shape
     if options.child:
         out = child_main(options.child[0], int(options.child[1]), not options.no_html, options.path)
         print(json.dumps(out))
@@ -366,7 +403,8 @@ def main(argv: list[str] | None = None) -> None:
             tools += ["viztracer", "viztracer+args"]
         except ImportError:
             print("skipped: viztracer (not installed)")
-    print(f"Python {sys.version.split()[0]}; load average at start: {load_average()}")
+    python = sys.version.split()[0]
+    print(f"Python {python}; workload: {_shape}; load average at start: {load_average()}")
     print(CAPTURE_HEADER, flush=True)
     files: list[str] = []
     for size in sizes:

@@ -130,23 +130,22 @@ def _picked(
     """
     count = 0
     picked: list[tuple[TraceNode, TraceNode | None, TraceNode | None]] = []
-    stack: list[tuple[TraceNode, TraceNode | None, TraceNode | None]] = [
-        (r, None, None) for r in reversed(roots)
-    ]
-    while stack:
-        node, parent, anchor = stack.pop()
-        count += 1
-        if (
-            node.has_meta()
-            or node.status != "ok"
-            or node.usage_counted is not None
-            or node.error_origin is not None
-        ):
-            picked.append((node, parent, anchor))
-            anchor = node
-        children = child_nodes(node)
-        if children:
-            stack.extend([(child, node, anchor) for child in reversed(children)])
+    for root in roots:  # a root at a time: a loop's million roots make no million entries
+        stack: list[tuple[TraceNode, TraceNode | None, TraceNode | None]] = [(root, None, None)]
+        while stack:
+            node, parent, anchor = stack.pop()
+            count += 1
+            if (
+                node.has_meta()
+                or node.status != "ok"
+                or node.usage_counted is not None
+                or node.error_origin is not None
+            ):
+                picked.append((node, parent, anchor))
+                anchor = node
+            children = child_nodes(node)
+            if children:
+                stack.extend([(child, node, anchor) for child in reversed(children)])
     return count, picked
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import tracemalloc
 from typing import Any
 
+from flow_xray.analysis.accounting import analyze
 from flow_xray.tree.model import TraceNode, TraceResult
 
 _ids = iter(range(1, 10_000))
@@ -286,3 +288,20 @@ def test_the_failed_attempts_of_a_request_that_succeeded_are_not_failures() -> N
     assert result.errors == 0
     assert [a.status for a in attempts] == ["error", "error", "ok"]
     assert attempts[0].error == "HTTP 429" and attempts[0].error_origin is False
+
+
+def test_counting_many_top_level_calls_holds_nothing_per_call() -> None:
+    """A script's loop makes a root per call: the counting pass walks one root at a time
+    instead of stacking an entry per root first (64 MB at a million roots)."""
+    roots = [TraceNode(id=f"n{i}", name="step", latency_ms=1.0) for i in range(20_000)]
+    failed = TraceNode(id="failed", name="step", error="ValueError: x", status="error")
+    roots.append(failed)
+    tracemalloc.start()
+    try:
+        counts = analyze(roots)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (counts.nodes, counts.errors) == (20_001, 1)
+    assert failed.error_origin is True
+    assert peak < 100_000  # bytes: a few for the one failure, not 20,000 entries (~1.4 MB)

@@ -31,6 +31,7 @@ from typing import Any, Final
 
 from flow_xray import jsontext
 from flow_xray.errors import TraceFileError
+from flow_xray.hexids import id_bytes
 from flow_xray.jsontext import JsonText
 
 _STRING: Final = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) uses
@@ -70,6 +71,10 @@ def _nulls(values: Sequence[Any]) -> list[int]:
 
 def encode_column(values: Sequence[Any]) -> Encoded:
     """The values of one column of a chunk, in the first form that holds them exactly."""
+    found = id_bytes(values)
+    if found is not None:  # ids kept as bytes (`HexIds`): written as they are
+        data, width = found
+        return "hex", {"prefix": "", "digits": 2 * width, "nulls": []}, [data]
     types = set(map(type, values))
     if types <= {float, _NONE} and float in types:
         nulls = _nulls(values)

@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from flow_xray.errors import TraceFileError
 from flow_xray.formats.columnar import CODES, SEPARATOR, TEXTS, from_little_endian
+from flow_xray.hexids import HexIds
 from flow_xray.jsontext import JsonText
 from flow_xray.tree.decode import decode
 
@@ -32,7 +33,7 @@ class Column:
     def value(self, row: int) -> Any:
         raise NotImplementedError
 
-    def many(self, rows: Iterable[int], raw: bool = False) -> list[Any]:
+    def many(self, rows: Iterable[int], raw: bool = False) -> Sequence[Any]:
         """The rows' values, read-only (rows alike may share one object); with ``raw``,
         JSON objects and arrays as their `JsonText`."""
         return list(map(self.value, rows))
@@ -82,7 +83,7 @@ class _Floats(Column):
             numbers = array("d", (v for i, v in enumerate(numbers) if i not in self.nulls))
         return _bounds(numbers)
 
-    def many(self, rows: Iterable[int], raw: bool = False) -> list[Any]:
+    def many(self, rows: Iterable[int], raw: bool = False) -> Sequence[Any]:
         if self.nulls:
             return list(map(self.value, rows))
         return list(map(self.numbers.__getitem__, rows))
@@ -134,12 +135,18 @@ class _Hex(Column):
         at = (row - start) * digits
         return prefix + self._text(part)[at : at + digits]
 
-    def many(self, rows: Iterable[int], raw: bool = False) -> list[Any]:
+    def many(self, rows: Iterable[int], raw: bool = False) -> Sequence[Any]:
         if len(self.parts) != 1:
             return list(map(self.value, rows))
-        _, prefix, digits, _ = self.parts[0]
+        _, prefix, digits, blobs = self.parts[0]
+        rows = rows if isinstance(rows, Sequence) else list(rows)
+        if not self.nulls and not prefix and not digits % 2:
+            if len(blobs) > 1:
+                blobs[:] = [b"".join(blobs)]
+            ids = _picked_ids(blobs[0], digits // 2, rows, self.rows)
+            if ids is not None:
+                return ids
         text = self._text(0)
-        rows = list(rows)
         out: list[Any] = [prefix + text[r * digits : (r + 1) * digits] for r in rows]
         if self.nulls:
             nulls = self.nulls
@@ -193,7 +200,7 @@ class _Table(Column):
     def longest(self) -> int:
         return max((len(v) for v in self.table if isinstance(v, str)), default=0)
 
-    def many(self, rows: Iterable[int], raw: bool = False) -> list[Any]:
+    def many(self, rows: Iterable[int], raw: bool = False) -> Sequence[Any]:
         table = self.table
         if self.texts:
             shared = self.shared.get(raw)
@@ -229,7 +236,7 @@ class _Texts(Column):
     def longest(self) -> int:
         return max(map(len, self.texts), default=0)
 
-    def many(self, rows: Iterable[int], raw: bool = False) -> list[Any]:
+    def many(self, rows: Iterable[int], raw: bool = False) -> Sequence[Any]:
         texts = self.texts
         if not raw:
             return [_read_json(texts[row]) for row in rows]
@@ -238,6 +245,29 @@ class _Texts(Column):
             json_text(text) if text[:1] in opening else _read_json(text)
             for text in map(texts.__getitem__, rows)
         ]
+
+
+def _picked_ids(data: bytes, width: int, rows: Sequence[int], count: int) -> HexIds | None:
+    """The ids of ``rows`` of a column of ``count`` ids of ``width`` bytes, kept as bytes;
+    None for ids other than 8 bytes wide picked a row at a time (read as texts)."""
+    if _every_row(rows, count):
+        return HexIds(data, width)
+    if width != 8:
+        return None
+    words = memoryview(data).cast("Q")  # (each id's 8 bytes as they are: no byte order)
+    return HexIds(array("Q", map(words.__getitem__, rows)).tobytes(), width)
+
+
+def _every_row(rows: Sequence[int], count: int) -> bool:
+    """Whether ``rows`` are ``0, 1, ... count - 1`` in order: a whole column read."""
+    if len(rows) != count:
+        return False
+    if isinstance(rows, range):
+        return rows == range(count)
+    try:
+        return array("q", rows) == array("q", range(count))
+    except (TypeError, OverflowError):
+        return False
 
 
 def _count(values: Sequence[Any], rows: int) -> None:
@@ -341,7 +371,7 @@ class Pieces(Column):
         start, _, column = self.pieces[bisect.bisect_right(self.starts, row) - 1]
         return column.value(row - start)
 
-    def many(self, rows: Iterable[int], raw: bool = False) -> list[Any]:
+    def many(self, rows: Iterable[int], raw: bool = False) -> Sequence[Any]:
         if len(self.pieces) == 1:
             return self.pieces[0][2].many(rows, raw)
         out: list[Any] = []
@@ -376,9 +406,12 @@ class _Copy(Column):
     def value(self, row: int) -> Any:
         return self.prefix + self.source.value(self.start + row)
 
-    def many(self, rows: Iterable[int], raw: bool = False) -> list[Any]:
+    def many(self, rows: Iterable[int], raw: bool = False) -> Sequence[Any]:
         prefix, start = self.prefix, self.start
-        return [prefix + v for v in self.source.many([start + r for r in rows])]
+        found = self.source.many([start + r for r in rows] if start else rows)
+        if type(found) is HexIds:
+            return found.with_prefix(prefix)
+        return [prefix + v for v in found]
 
     def kinds(self) -> set[str]:
         return self.source.kinds()  # str, or the copy is refused with its source

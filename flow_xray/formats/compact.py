@@ -38,6 +38,7 @@ from typing import Any, Final
 
 from flow_xray.files import write_chunks_atomic
 from flow_xray.formats.columnar import Encoded, encode_column, little_endian
+from flow_xray.hexids import HexIds
 from flow_xray.jsontext import gc_paused
 from flow_xray.tree.columns import lazy_columns
 from flow_xray.tree.lazy import LAZY_FIELDS
@@ -97,8 +98,10 @@ def _chunk(nodes: Sequence[TraceNode], parents: array[int]) -> bytes:
     return _frame({"rows": len(nodes), "columns": described}, blobs)
 
 
-def _node_ids(ids: list[Any], span_ids: list[Any]) -> bool:
+def _node_ids(ids: Sequence[Any], span_ids: Sequence[Any]) -> bool:
     """Whether each id is flow-xray's for its span: ``n`` and the span id (not stored twice)."""
+    if type(ids) is HexIds and type(span_ids) is HexIds:  # (both kept as bytes: no texts)
+        return ids == span_ids.with_prefix("n")
     return set(map(type, span_ids)) == {str} and ids == ["n" + s for s in span_ids]
 
 
@@ -130,9 +133,11 @@ def preorder(roots: Sequence[TraceNode]) -> tuple[list[TraceNode], array[int]]:
     return nodes, parents
 
 
-def node_columns(nodes: Sequence[TraceNode]) -> dict[str, list[Any]]:
+def node_columns(nodes: Sequence[TraceNode]) -> dict[str, Sequence[Any]]:
     """The `SPAN_FIELDS` of ``nodes`` as columns; unfilled lazy nodes stay so
     (`flow_xray.tree.columns.lazy_columns`)."""
-    columns = {name: list(map(attrgetter(name), nodes)) for name in _EAGER}
+    columns: dict[str, Sequence[Any]] = {
+        name: list(map(attrgetter(name), nodes)) for name in _EAGER
+    }
     columns.update(zip(LAZY_FIELDS, lazy_columns(nodes), strict=True))
     return columns

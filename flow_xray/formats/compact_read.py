@@ -221,10 +221,10 @@ class FileRows:
     def block(self, base: int) -> FileBlock:
         return FileBlock(self, base)
 
-    def columns_of(self, name: str, rows: Sequence[int], raw: bool = False) -> list[Any]:
+    def columns_of(self, name: str, rows: Sequence[int], raw: bool = False) -> Sequence[Any]:
         return self.fields[name].many(rows, raw)
 
-    def columns(self, rows: Sequence[int]) -> list[list[Any]]:
+    def columns(self, rows: Sequence[int]) -> list[Sequence[Any]]:
         return [self.fields[name].many(rows, name in _RAW) for name in LAZY_FIELDS]
 
     def node(self, row: int) -> TraceNode:

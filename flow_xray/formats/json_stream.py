@@ -103,7 +103,7 @@ def _writable(node: TraceNode, text: str) -> str:
     return whole[:-1] + ', "children": ['
 
 
-def _texts(values: list[Any]) -> list[str]:
+def _texts(values: Sequence[Any]) -> list[str]:
     """Each value's JSON text (``json.dumps(value, ensure_ascii=False, default=repr)``)."""
     if set(map(type, values)) == {str}:
         seen: dict[str, str] = {}

@@ -51,6 +51,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from flow_xray import jsontext
+from flow_xray.hexids import HexIds, id_bytes
 from flow_xray.jsontext import JsonText
 from flow_xray.render.numbers import SAMPLE, hex_width, numbers, unplanes
 
@@ -109,7 +110,7 @@ def _dumps_value(value: Any) -> str:
 
 def pack(
     head: Mapping[str, Any],
-    columns: dict[str, list[Any]],
+    columns: dict[str, Sequence[Any]],
     absent: Mapping[str, Sequence[int]] | None = None,
     *,
     consume: bool = False,
@@ -162,12 +163,16 @@ def _prefixed(
 ) -> dict[str, list[str]]:
     """The string columns that are, row for row, one prefix and another column's string
     (a call's ``id`` is ``"n"`` and its ``span_id``): ``{key: [prefix, other]}``."""
+    found = _prefixed_ids(columns, absent)
     strings = {  # (columns of ids: nearly all different)
         key: values
         for key, values in columns.items()
-        if values and not absent.get(key) and type(values[0]) is str and _mostly_distinct(values)
+        if key not in found
+        and values
+        and not absent.get(key)
+        and type(values[0]) is str
+        and _mostly_distinct(values)
     }
-    found: dict[str, list[str]] = {}
     for key, values in strings.items():
         first = values[0]
         for other, others in strings.items():
@@ -179,6 +184,27 @@ def _prefixed(
             if all(map(operator.eq, map(operator.add, itertools.repeat(prefix), others), values)):
                 found[key] = [prefix, other]  # (a str column equal to its own copy: never
                 break  # both, `other in found` keeps the one it points at written out)
+    return found
+
+
+def _prefixed_ids(
+    columns: Mapping[str, Sequence[Any]], absent: Mapping[str, Sequence[int]]
+) -> dict[str, list[str]]:
+    """`_prefixed` of the columns of ids kept as bytes (`HexIds`): told from their bytes."""
+    ids = {key: v for key, v in columns.items() if type(v) is HexIds and not absent.get(key)}
+    found: dict[str, list[str]] = {}
+    for key, values in ids.items():
+        for other, others in ids.items():
+            if (
+                other != key
+                and other not in found
+                and len(others.prefix) < len(values.prefix)
+                and values.prefix.endswith(others.prefix)
+                and values.width == others.width
+                and values.data == others.data
+            ):
+                found[key] = [values.prefix[: len(values.prefix) - len(others.prefix)], other]
+                break
     return found
 
 
@@ -213,6 +239,9 @@ class _Tables:
 
 
 def _column(key: str, values: Sequence[Any], absent: list[int], tables: _Tables) -> list[Any]:
+    ids = id_bytes(values)
+    if ids is not None:  # span ids kept as their bytes (`HexIds`): in as they are
+        return [key, "X", [tables.add_blob(ids[0]), ids[1]], absent]
     if values and values[0] is None and values.count(None) == len(values):
         return [key, "c", None, absent]  # (None equals only None: no look at the types)
     types = set(map(type, values))

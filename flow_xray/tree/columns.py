@@ -19,11 +19,12 @@ from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any, cast
 
+from flow_xray.hexids import HexIds
 from flow_xray.tree.lazy import LAZY_FIELDS, RowReader, unfilled_rows
 from flow_xray.tree.model import DATA_FIELDS, TraceNode, child_nodes
 
 # Per field, one value per call (pre-order), plus "parent": a trace's flat form.
-Columns = dict[str, list[Any]]
+Columns = dict[str, Sequence[Any]]  # lists; ids may be kept as bytes (`HexIds`)
 # Per field, the calls (row indexes) that have no such value (a page leaves the key out).
 Absent = dict[str, list[int]]
 
@@ -46,7 +47,7 @@ def trace_columns(roots: Sequence[TraceNode]) -> Columns:
     return columns
 
 
-def lazy_columns(nodes: Sequence[TraceNode]) -> list[list[Any]]:
+def lazy_columns(nodes: Sequence[TraceNode]) -> list[Sequence[Any]]:
     """The `LAZY_FIELDS` of ``nodes`` as columns, in that order. A lazily built node not yet
     filled stays so: its details come from its span's row (`RowReader.columns`, inputs and
     output as the JSON text the span holds); the others' are read from the nodes."""
@@ -103,7 +104,7 @@ def _groups(
     return dict(groups)
 
 
-def _merge(parts: list[tuple[Sequence[int], list[list[Any]]]]) -> list[list[Any]]:
+def _merge(parts: list[tuple[Sequence[int], list[Sequence[Any]]]]) -> list[Sequence[Any]]:
     """Columns of every node from parts that each give columns for some positions (in
     ascending order; together every position once): the biggest part's columns with the
     others' values put in between, a slice at a time."""
@@ -116,23 +117,52 @@ def _merge(parts: list[tuple[Sequence[int], list[list[Any]]]]) -> list[list[Any]
     )
     if not between:
         return base
-    if len(between) <= _FEW:  # (a filled root): each put in place, in ascending positions
-        for field, base_column in enumerate(base):
-            for position, part, index in between:
-                base_column.insert(position, others[part][1][field][index])
-        return base
-    merged = []
+    merged: list[Sequence[Any]] = []
     for field, base_column in enumerate(base):
-        column: list[Any] = []
-        taken = 0
-        for before, (position, part, index) in enumerate(between):
-            upto = position - before  # base values before this position
-            column += base_column[taken:upto]
-            column.append(others[part][1][field][index])
-            taken = upto
-        column += base_column[taken:]
-        merged.append(column)
+        inserts = [(position, others[part][1][field][index]) for position, part, index in between]
+        ids = _merged_ids(base_column, inserts) if type(base_column) is HexIds else None
+        if ids is not None:
+            merged.append(ids)
+        elif len(inserts) <= _FEW:  # (a filled root): each put in place, in ascending positions
+            # (ids kept as bytes become texts: a list to insert into)
+            column = base_column if isinstance(base_column, list) else list(base_column)
+            for position, value in inserts:
+                column.insert(position, value)
+            merged.append(column)
+        else:
+            values: list[Any] = []
+            taken = 0
+            for before, (position, value) in enumerate(inserts):
+                upto = position - before  # base values before this position
+                values += base_column[taken:upto]
+                values.append(value)
+                taken = upto
+            values += base_column[taken:]
+            merged.append(values)
     return merged
+
+
+def _merged_ids(base: HexIds, inserts: list[tuple[int, Any]]) -> HexIds | None:
+    """``base`` with ids put in at ascending positions, kept as bytes; None when one of them
+    is not an id of its kind (its prefix, then its width in lowercase hex)."""
+    width, prefix, data = base.width, base.prefix, base.data
+    pieces: list[bytes] = []
+    taken = 0
+    for before, (position, value) in enumerate(inserts):
+        if type(value) is not str or len(value) != len(prefix) + 2 * width:
+            return None
+        digits = value[len(prefix) :]
+        try:
+            raw = bytes.fromhex(digits)
+        except ValueError:
+            return None
+        if not value.startswith(prefix) or raw.hex() != digits:  # (fromhex takes "AB", " ")
+            return None
+        upto = position - before  # base ids before this position
+        pieces += (data[taken * width : upto * width], raw)
+        taken = upto
+    pieces.append(data[taken * width :])
+    return HexIds(b"".join(pieces), width, prefix)
 
 
 _FEW = 64  # inserts into a list of a million (a memmove each) beat copying it in slices

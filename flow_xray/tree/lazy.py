@@ -36,11 +36,12 @@ class NodeSource(Protocol):
 class RowReader(Protocol):
     """Reads many unfilled nodes' details at once (`flow_xray.tree.columns`)."""
 
-    def columns(self, rows: Sequence[int]) -> list[list[Any]]:
-        """The `LAZY_FIELDS` of these rows' nodes as columns (one list per field, in order),
-        details as JSON text (`JsonText`) where the span holds them so."""
+    def columns(self, rows: Sequence[int]) -> list[Sequence[Any]]:
+        """The `LAZY_FIELDS` of these rows' nodes as columns (one sequence per field, in
+        order: a list, or ids as their bytes, `flow_xray.hexids.HexIds`), details as JSON
+        text (`JsonText`) where the span holds them so."""
 
-    def columns_of(self, name: str, rows: Sequence[int]) -> list[Any]:
+    def columns_of(self, name: str, rows: Sequence[int]) -> Sequence[Any]:
         """One of `columns`, read alone."""
 
 

@@ -9,8 +9,9 @@ builder (`flow_xray.tree.columns`) reads many unfilled nodes' fields at once
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
+from flow_xray.hexids import HexIds
 from flow_xray.tree.decode import (
     NO_EVENTS,
     NO_META,
@@ -43,8 +44,9 @@ class StoreRows:
     def node(self, row: int) -> TraceNode:
         return to_node(self.store[row], self.origin)
 
-    def columns(self, rows: Sequence[int]) -> list[list[Any]]:
-        """The `LAZY_FIELDS` of these rows' nodes as columns, as `store_values` gives them.
+    def columns(self, rows: Sequence[int]) -> list[Sequence[Any]]:
+        """The `LAZY_FIELDS` of these rows' nodes as columns, as `store_values` gives them
+        (the ids as their bytes, `HexIds`, when the rows are all the store's own).
 
         A page of a million calls reads them here: the common call (none of
         metadata, chat messages, another instrumentation's keys, an error,
@@ -54,14 +56,28 @@ class StoreRows:
         if len(rows) <= _CHUNK:
             return self._columns(rows)
         count = len(rows)
-        columns: list[list[Any]] = [[None] * count for _ in LAZY_FIELDS]  # (never regrown)
+        lists: list[list[Any] | None] = [None] * len(LAZY_FIELDS)
+        ids: list[list[HexIds] | None] = [[] for _ in LAZY_FIELDS]  # while each part is one
         for start in range(0, count, _CHUNK):
             chunk = self._columns(rows[start : start + _CHUNK])
-            for column, part in zip(columns, chunk, strict=True):
+            for field, part in enumerate(chunk):
+                parts = ids[field]
+                if parts is not None and type(part) is HexIds:
+                    parts.append(part)
+                    continue
+                column = lists[field]
+                if column is None:  # (never regrown)
+                    column = lists[field] = [None] * count
+                    if parts:  # ids kept as bytes so far, then a part that is not
+                        column[:start] = _joined(parts).texts()
+                    ids[field] = None
                 column[start : start + len(part)] = part
-        return columns
+        return [
+            _joined(parts) if parts is not None else cast("list[Any]", column)
+            for parts, column in zip(ids, lists, strict=True)
+        ]
 
-    def columns_of(self, name: str, rows: Sequence[int]) -> list[Any]:
+    def columns_of(self, name: str, rows: Sequence[int]) -> Sequence[Any]:
         """One of the `LAZY_FIELDS` of these rows' nodes, as `columns` gives it; the times
         (``start_ms``, ``latency_ms``) straight from the store's time columns."""
         if name not in _TIMES:
@@ -83,7 +99,7 @@ class StoreRows:
                     out[i] = store_values(store, row, origin)[at]
         return out
 
-    def _columns(self, rows: Sequence[int]) -> list[list[Any]]:
+    def _columns(self, rows: Sequence[int]) -> list[Sequence[Any]]:
         store, origin = self.store, self.origin
         count, stored = len(rows), len(store.shapes())
         trace_ids, ids, parent_ids, starts, ends, shapes, values = store.part_columns(
@@ -98,16 +114,18 @@ class StoreRows:
         odd = {i for i, shape in enumerate(shapes) if id(shape) in odd_shapes}
         if store.event_rows:
             odd.update(i for i, row in enumerate(rows) if row in store.event_rows)
-        if stored < len(store):
-            odd.update(i for i, row in enumerate(rows) if row >= stored)
+        recorded = [i for i, row in enumerate(rows) if row >= stored] if stored < len(store) else []
+        odd.update(recorded)
         # Each input list is dropped once read: a million calls' worth is ~40 MB each.
         del shapes
-        out: dict[str, list[Any]] = {
-            "id": list(map("n%016x".__mod__, ids)),
-            "span_id": list(map("%016x".__mod__, ids)),
-            "trace_id": trace_ids,
-        }
-        del ids, trace_ids
+        span_ids = _span_ids(ids, recorded)
+        node_ids = (
+            span_ids.with_prefix("n")
+            if type(span_ids) is HexIds
+            else list(map("n%016x".__mod__, ids))
+        )
+        out: dict[str, Any] = {"id": node_ids, "span_id": span_ids, "trace_id": trace_ids}
+        del ids, trace_ids, span_ids, node_ids
         # Calls share few parents (and kinds): each one's text is made once, not per call.
         parents = {p: format(p, "016x") for p in set(parent_ids) if p}
         out["parent_id"] = list(map(parents.get, parent_ids))
@@ -143,7 +161,8 @@ class StoreRows:
         for i in odd:
             fields = store_values(store, rows[i], origin)
             for column, at in zip(columns, _LAZY_AT, strict=True):
-                column[i] = fields[at]
+                if type(column) is not HexIds:  # (a stored row's ids: the same)
+                    column[i] = fields[at]
         return columns
 
 
@@ -165,3 +184,19 @@ class RowBlock:
 _LAZY_AT: Final = tuple(SPAN_FIELDS.index(name) for name in LAZY_FIELDS)
 _TIMES: Final = frozenset({"start_ms", "latency_ms"})
 _CHUNK: Final = 1 << 14  # rows read from the store at once
+
+
+def _span_ids(ids: list[int], recorded: list[int]) -> Sequence[str]:
+    """The rows' span ids as text: kept as their bytes (`HexIds`) when every row is the
+    store's own (a record appended from elsewhere holds its ids as it has them)."""
+    if not recorded:
+        try:
+            return HexIds.of_ints(ids)
+        except OverflowError:  # (not an id of 64 bits: never from a span)
+            pass
+    return list(map("%016x".__mod__, ids))
+
+
+def _joined(parts: list[HexIds]) -> HexIds:
+    """Consecutive parts of a column of ids (one width and prefix) as one."""
+    return HexIds(b"".join(part.data for part in parts), parts[0].width, parts[0].prefix)

@@ -84,10 +84,10 @@ def test_a_capture_hands_its_span_ids_over_as_bytes(
 
 
 def test_a_compact_file_hands_its_span_ids_over_as_bytes(tmp_path: Path) -> None:
-    """Read back, a compact file's columns keep the ids as bytes too; its page is the page of
-    the same trace read from JSON."""
+    """Read back, a compact file's columns keep the ids as bytes too (past 256 of them; fewer
+    are written as a table); its page is the page of the same trace read from JSON."""
     with trace.capture() as result:
-        loop(120)
+        loop(400)
     result.save(tmp_path / "t.fxr")
     result.save(tmp_path / "t.json")
     compact, plain = TraceResult.load(tmp_path / "t.fxr"), TraceResult.load(tmp_path / "t.json")
@@ -126,3 +126,24 @@ def test_a_node_of_another_kind_among_kept_ids(span_id: str | None) -> None:
     assert (type(columns["span_id"]) is HexIds) is kept
     assert type(columns["id"]) is list  # ("custom" is no "n" and a span id)
     assert columns["id"][-1] == "custom"
+
+
+def test_a_trace_per_top_level_call_hands_its_trace_ids_over_as_bytes(tmp_path: Path) -> None:
+    """A script's loop makes a trace per call: the trace ids stay bytes too (16 each), the
+    page and files are the built nodes', and a loaded file saves again to the same bytes."""
+    with trace.capture() as result:
+        for i in range(300):
+            with contextlib.suppress(KeyError):
+                leaf(i)
+    columns = trace_columns(result.roots)
+    trace_ids = columns["trace_id"]
+    assert type(trace_ids) is HexIds and trace_ids.width == 16
+    eager = _eager(result)
+    assert trace_ids == trace_columns(eager.roots)["trace_id"]
+    assert len(set(trace_ids)) == 300
+    assert read_page(result.to_html()) == read_page(eager.to_html())
+    result.save(tmp_path / "a.fxr")
+    loaded = TraceResult.load(tmp_path / "a.fxr")
+    assert loaded.to_dict() == eager.to_dict()
+    loaded.save(tmp_path / "b.fxr")
+    assert (tmp_path / "a.fxr").read_bytes() == (tmp_path / "b.fxr").read_bytes()

@@ -72,8 +72,8 @@ def _nulls(values: Sequence[Any]) -> list[int]:
 def encode_column(values: Sequence[Any]) -> Encoded:
     """The values of one column of a chunk, in the first form that holds them exactly."""
     found = id_bytes(values)
-    if found is not None:  # ids kept as bytes (`HexIds`): written as they are
-        data, width = found
+    if found is not None and _distinct_ids(*found) > max(256, len(values) // _TABLE_SHARE):
+        data, width = found  # ids kept as bytes (`HexIds`), too many for a table: as they are
         return "hex", {"prefix": "", "digits": 2 * width, "nulls": []}, [data]
     types = set(map(type, values))
     if types <= {float, _NONE} and float in types:
@@ -89,6 +89,15 @@ def encode_column(values: Sequence[Any]) -> Encoded:
         if encoded is not None:
             return encoded
     return _json(values)
+
+
+def _distinct_ids(data: bytes, width: int) -> int:
+    """How many different ids of ``width`` bytes ``data`` holds (as `_table` counts them)."""
+    if width % 8:
+        return len({data[at : at + width] for at in range(0, len(data), width)})
+    words = memoryview(data).cast("Q")
+    step = width // 8
+    return len(set(zip(*(words[part::step] for part in range(step)), strict=True)))
 
 
 def _hex(values: Sequence[str | None], with_nulls: bool) -> Encoded | None:

@@ -116,6 +116,8 @@ class StoreRows:
             odd.update(i for i, row in enumerate(rows) if row in store.event_rows)
         recorded = [i for i, row in enumerate(rows) if row >= stored] if stored < len(store) else []
         odd.update(recorded)
+        if recorded and type(trace_ids) is HexIds:  # (their records' own ids are put in)
+            trace_ids = list(trace_ids)
         # Each input list is dropped once read: a million calls' worth is ~40 MB each.
         del shapes
         span_ids = _span_ids(ids, recorded)

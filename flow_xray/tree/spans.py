@@ -15,7 +15,9 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Final, overload
 
 from flow_xray import attributes as attr
+from flow_xray.hexids import HexIds
 from flow_xray.tree.packed import BLOCK, PackedValues
+from flow_xray.tree.store_views import Statuses, trace_id_bytes
 
 # str, bool, int, float or a sequence of them, as OpenTelemetry allows; typed
 # loosely because readers (OTLP JSON) may also produce nested mappings.
@@ -57,7 +59,7 @@ class SpanRecord:
 Row = tuple[int, int, int, str, int, int, str, "str | None", tuple[str, ...], tuple[Any, ...], Any]
 Shape = tuple[str, "str | None", tuple[str, ...]]  # a row's status, status message, keys
 PartColumns = tuple[
-    list[str], list[int], list[int], list[int], list[int], list[Shape], list[tuple[Any, ...]]
+    Sequence[str], list[int], list[int], list[int], list[int], list[Shape], list[tuple[Any, ...]]
 ]
 Columns = tuple["array[int]", "array[int]", "array[int]", "array[int]", list[str], Sequence[str]]
 
@@ -339,7 +341,7 @@ class SpanStore(Sequence[SpanRecord]):
         (`appended`) come after the rows.
         """
         ids, parents, starts, ends = self._ids, self._parents, self._starts, self._ends
-        return ids, parents, starts, ends, self._names, _Statuses(self._shapes)
+        return ids, parents, starts, ends, self._names, Statuses(self._shapes)
 
     @property
     def appended(self) -> Sequence[SpanRecord]:
@@ -387,9 +389,10 @@ class SpanStore(Sequence[SpanRecord]):
         span ids and parent ids (ints, 0 for none), starts, ends (`NO_END` if it never
         ended), shapes (`shapes`) and attribute values. Rows with events are `event_rows`."""
         if len(self._trace_starts) == 1:
-            trace_ids = [self._trace(0)] * len(rows)
-        else:
-            trace_ids = list(map(self._trace, rows))
+            trace_ids: Sequence[str] = [self._trace(0)] * len(rows)
+        else:  # (a trace per top-level call, say: kept as bytes)
+            found = (self._trace_starts, self._trace_high, self._trace_low, len(self._ids), rows)
+            trace_ids = HexIds(trace_id_bytes(*found), 16)
         return (
             trace_ids,
             list(map(self._ids.__getitem__, rows)),
@@ -421,32 +424,6 @@ class SpanStore(Sequence[SpanRecord]):
             dict(zip(keys, self._values[index], strict=True)),
             self._events.get(index, ()),
         )
-
-
-class _Statuses(Sequence[str]):
-    """The rows' statuses, read from their shapes (no list of a million references)."""
-
-    __slots__ = ("shapes",)
-
-    def __init__(self, shapes: Sequence[tuple[str, str | None, tuple[str, ...]]]) -> None:
-        self.shapes = shapes
-
-    def __len__(self) -> int:
-        return len(self.shapes)
-
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[str]: ...
-
-    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
-        if isinstance(index, slice):
-            return [shape[0] for shape in self.shapes[index]]
-        return self.shapes[index][0]
-
-    def __iter__(self) -> Iterator[str]:
-        return (shape[0] for shape in self.shapes)
 
 
 def _record_maker() -> Callable[..., SpanRecord]:

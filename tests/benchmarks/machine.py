@@ -1,4 +1,9 @@
-"""Machine and memory readings shared by the benchmark scripts (Linux figures)."""
+"""Machine and memory readings shared by the benchmark scripts (Linux figures).
+
+Imported first, it also puts the checkout these scripts live in first on the
+import path, of this process and of the processes it starts: a run measures
+this code, not whichever copy of flow-xray is installed.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,15 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+CHECKOUT = str(Path(__file__).resolve().parents[2])
+if "flow_xray" not in sys.modules and sys.path[:1] != [CHECKOUT]:
+    sys.path.insert(0, CHECKOUT)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        part for part in (CHECKOUT, os.environ.get("PYTHONPATH")) if part
+    )
 
 
 def load_average() -> str:

@@ -22,6 +22,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+import machine  # noqa: F401  (imported first: this checkout's flow_xray, not an installed one)
+
 from flow_xray.autodiff import (
     Value,
     graph_to_ir,

@@ -22,6 +22,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import machine  # noqa: F401  (imported first: this checkout's flow_xray, not an installed one)
+
 from flow_xray.analysis.accounting import build_result
 from flow_xray.tree.model import TraceResult
 from flow_xray.tree.spans import SpanRecord

@@ -20,6 +20,8 @@ import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 
+import machine  # noqa: F401  (imported first: this checkout's flow_xray, not an installed one)
+
 from flow_xray import trace
 
 

@@ -24,6 +24,7 @@ import sys
 import time
 from collections.abc import Callable
 
+import machine  # noqa: F401  (imported first: this checkout's flow_xray, not an installed one)
 from timing import print_table
 
 from flow_xray import trace

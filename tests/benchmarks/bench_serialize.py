@@ -14,6 +14,8 @@ import timeit
 from collections.abc import Callable
 from typing import Any
 
+import machine  # noqa: F401  (imported first: this checkout's flow_xray, not an installed one)
+
 from flow_xray.serialize import encode_inputs, encode_output, get_limits
 
 LIMITS = get_limits()

@@ -6,6 +6,7 @@ spans nested one level under an open root (the gate's worst ordinary case)."""
 import statistics
 import time
 
+import machine  # noqa: F401  (imported first: this checkout's flow_xray, not an installed one)
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 

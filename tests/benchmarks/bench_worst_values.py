@@ -25,6 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reliability"))
 
+import machine  # noqa: F401  (imported first: this checkout's flow_xray, not an installed one)
 from worst_values import WORST, WORST_ERRORS
 
 from flow_xray import trace

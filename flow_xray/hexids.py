@@ -33,10 +33,7 @@ class HexIds(Sequence[str]):
     @classmethod
     def of_ints(cls, ids: Sequence[int], prefix: str = "") -> HexIds:
         """Span ids (ints of 64 bits) as 8-byte ids."""
-        numbers = array("Q", ids)
-        if sys.byteorder == "little":
-            numbers.byteswap()  # hex reads the most significant byte first
-        return cls(numbers.tobytes(), 8, prefix)
+        return cls(big_endian(array("Q", ids)), 8, prefix)
 
     def with_prefix(self, prefix: str) -> HexIds:
         """The same ids with ``prefix`` before this column's own."""
@@ -86,6 +83,14 @@ class HexIds(Sequence[str]):
         return f"HexIds({len(self)} ids of {self.width} bytes, prefix {self.prefix!r})"
 
 
+def big_endian(words: array[int]) -> bytes:
+    """64-bit words as bytes, most significant first (what hex text reads); ``words`` is
+    turned around in place on a little-endian machine."""
+    if sys.byteorder == "little":
+        words.byteswap()
+    return words.tobytes()
+
+
 def id_bytes(values: Any) -> tuple[bytes, int] | None:
     """``values``' ids as bytes and the byte width of each, when they are a `HexIds` without
     a prefix; else None (a list of texts, say: the caller reads them as texts)."""
@@ -94,4 +99,4 @@ def id_bytes(values: Any) -> tuple[bytes, int] | None:
     return None
 
 
-__all__ = ["HexIds", "id_bytes"]
+__all__ = ["HexIds", "big_endian", "id_bytes"]

@@ -191,12 +191,9 @@ _CHUNK: Final = 1 << 14  # rows read from the store at once
 def _span_ids(ids: list[int], recorded: list[int]) -> Sequence[str]:
     """The rows' span ids as text: kept as their bytes (`HexIds`) when every row is the
     store's own (a record appended from elsewhere holds its ids as it has them)."""
-    if not recorded:
-        try:
-            return HexIds.of_ints(ids)
-        except OverflowError:  # (not an id of 64 bits: never from a span)
-            pass
-    return list(map("%016x".__mod__, ids))
+    if recorded:
+        return list(map("%016x".__mod__, ids))
+    return HexIds.of_ints(ids)  # (the store keeps them in 64 bits)
 
 
 def _joined(parts: list[HexIds]) -> HexIds:

@@ -4,10 +4,11 @@ statuses read from the rows' shapes, trace ids as bytes. No OpenTelemetry."""
 from __future__ import annotations
 
 import bisect
-import sys
 from array import array
 from collections.abc import Iterator, Sequence
 from typing import overload
+
+from flow_xray.hexids import big_endian
 
 
 class Statuses(Sequence[str]):
@@ -51,6 +52,4 @@ def trace_id_bytes(
     words = array("Q", bytes(16 * len(rows)))
     words[0::2] = array("Q", map(high.__getitem__, runs))
     words[1::2] = array("Q", map(low.__getitem__, runs))
-    if sys.byteorder == "little":
-        words.byteswap()  # each half most significant byte first
-    return words.tobytes()
+    return big_endian(words)  # (each half most significant byte first)

@@ -11,6 +11,7 @@ import json
 import json.decoder
 import json.scanner
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -20,11 +21,33 @@ DECODER: Final = json.JSONDecoder()
 _SCAN: Final[Any] = json.scanner.make_scanner(DECODER)  # type: ignore[arg-type]  # typeshed types it as a class
 _SCANSTRING: Final[Any] = json.decoder.scanstring  # type: ignore[attr-defined]  # untyped in typeshed
 WHITESPACE: Final = re.compile(r"[ \t\n\r]*")
-# The next bracket, or string that holds a bracket or an escape (skipped whole), after
-# plain text and plain strings: what the depth pre-pass looks at.
-_STRUCTURE: Final = re.compile(
-    r'(?:[^"\[\]{}]+|"[^"\\\[\]{}]*")*([\[\]{}]|"[^"\\]*(?:\\.[^"\\]*)*")', re.S
-)
+# What the depth pre-pass skips: plain text and strings without a bracket or an escape.
+# Matched alone (it cannot fail, so never backtracks): a search for what follows it
+# backtracked through every split of a long run of plain text (digits, spaces) with no
+# bracket after it, in time doubling with each character.
+_PLAIN: Final = re.compile(r'(?:[^"\[\]{}]+|"[^"\\\[\]{}]*")*')
+_STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)  # one whole, with escapes
+
+
+def _structure(text: str, index: int) -> Iterator[int]:
+    """The positions from ``index`` on of each bracket, and of each string that holds a
+    bracket or an escape: what the depth pre-pass looks at, in one pass over the text."""
+    end = len(text)
+    at = index
+    while True:
+        at = _PLAIN.match(text, at).end()  # type: ignore[union-attr]  # (it always matches)
+        if at >= end:
+            return
+        if text[at] != '"':
+            yield at
+            at += 1
+            continue
+        found = _STRING.match(text, at)
+        if found is None:  # a string never closed: read on past its quote
+            at += 1
+            continue
+        yield at
+        at = found.end()
 
 
 @dataclass
@@ -41,8 +64,7 @@ def spine_of(text: str, index: int) -> _Spine:
     spine = _Spine()
     deep, members, closes = spine.deep, spine.members, spine.closes
     opened: list[list[int]] = []  # [position, height of the deepest member so far]
-    for match in _STRUCTURE.finditer(text, index):
-        start = match.start(1)
+    for start in _structure(text, index):
         char = text[start]
         if char == '"':
             continue

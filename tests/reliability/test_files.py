@@ -140,6 +140,31 @@ def test_quick_deep_parse_reads_what_json_does(value: Any, indent: int | None) -
     check_quick_deep_parse_reads_what_json_does(value, indent)
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["1" * 200, " " * 300 + "-0.5" * 100, "[" * 150 + "]" * 150 + " " * 300 + "7" * 200],
+    ids=["a long number", "spaces then numbers", "a deep value then plain text"],
+)
+def test_the_depth_pre_pass_reads_a_long_run_of_plain_text_once(text: str) -> None:
+    """Plain text with no bracket after it (a big number, spaces): the pre-pass that finds
+    the deep brackets searched with a pattern that backtracked through every split of the
+    run, its time doubling with each character (200 digits would never finish). The time
+    bound is a hang guard, not a speed target: it takes microseconds. (In a process of its
+    own: the regular expression engine never lets another thread run.)"""
+    code = (
+        "import json, sys\n"
+        "from flow_xray.jsontext.decode import spine_of\n"
+        "print(json.dumps(sorted(spine_of(sys.stdin.read(), 0).deep)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], input=text, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    # 150 levels: the outer 50 hold more than SHALLOW (100) levels below them.
+    deep = set(json.loads(done.stdout))
+    assert deep == (set(range(50)) if text.startswith("[") else set())
+
+
 @pytest.mark.slow
 def test_codec_handles_nesting_far_past_the_recursion_limit() -> None:
     """200,000 levels: json raises RecursionError; jsontext writes and reads it."""

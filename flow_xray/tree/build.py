@@ -12,6 +12,8 @@ trace a capture or a file gives has them counted by
 from __future__ import annotations
 
 import gc
+import itertools
+import operator
 from array import array
 from collections.abc import Iterable, Mapping, MutableSequence, Sequence
 from typing import Any
@@ -121,9 +123,10 @@ def _parent_rows(
         keys = [keys[at] for at in kept]
         starts = first
     parents = array("q", [index.get(key, -1) if key else -1 for key in parent_keys])
-    for at, parent in enumerate(parents):
-        if parent == at:  # its own parent
-            parents[at] = -1
+    if any(map(operator.eq, parents, range(len(parents)))):  # (told in C: rare)
+        for at, parent in enumerate(parents):
+            if parent == at:  # its own parent
+                parents[at] = -1
     if store is not None and store.dropped:
         found = _Kept(index)
         for at, parent in enumerate(parents):
@@ -138,7 +141,8 @@ def _start_order(starts: Sequence[int], keys: Sequence[Any]) -> array[int]:
     """Positions in the order of their start times (the span id breaks a tie): the
     order children and roots are linked in."""
     ordered = sorted(range(len(starts)), key=starts.__getitem__)
-    if len(set(starts)) < len(starts):
+    in_order = array("q", map(starts.__getitem__, ordered))
+    if any(map(operator.eq, in_order, itertools.islice(in_order, 1, None))):  # a tie (in C)
         _break_ties(ordered, starts, keys)
     return array("q", ordered)
 
@@ -252,8 +256,13 @@ def _cut_cycles(parents: MutableSequence[int], starts: Sequence[int], keys: Sequ
     """Make roots of corrupt parent cycles, so every span stays in a finite tree.
 
     Each cycle (spans that are each other's ancestors) loses one link: its
-    earliest-starting span (then the smallest id) becomes a root. One walk, O(n).
+    earliest-starting span (then the smallest id) becomes a root. One walk, O(n),
+    and none when every parent comes after its child (a capture stores a span as it
+    ends, so its parent later): a cycle needs a link back. That is told in C.
     """
+    count = len(parents)
+    if sum(map(operator.lt, parents, range(count))) == parents.count(-1):  # roots only
+        return
 
     def earliest(at: int) -> tuple[int, str]:
         return starts[at], _hex(keys[at])

@@ -11,7 +11,7 @@ import pytest
 from flow_xray.analysis.accounting import build_result
 from flow_xray.errors import TraceFileError
 from flow_xray.tree.model import TraceNode, TraceResult
-from flow_xray.tree.spans import EventRecord, SpanRecord
+from flow_xray.tree.spans import EventRecord, SpanRecord, SpanStore
 
 T0 = 1_700_000_000_000_000_000
 TRACE = "0af7651916cd43dd8448eb211c80319c"
@@ -71,6 +71,27 @@ def test_a_parent_cycle_keeps_every_span_and_ends() -> None:
     result = build_result(records)
     assert [n.name for n in result] == ["a", "b", "c"]
     assert len(result.to_dict()["nodes"]) == 1
+
+
+def test_a_store_s_own_parent_and_cycle_rows_become_roots() -> None:
+    """A capture stores each span as it ends (a parent after its children), so the build
+    skips its cycle walk when no row's parent comes before it: a span that is its own
+    parent, and a ring among the rows, still become roots, every span kept."""
+    store = SpanStore()
+    keys = ("input.value",)
+    rows = [  # (span id, parent id, name, start): in end order, as a capture stores them
+        (0x1, 0x1, "self", 10),
+        (0x3, 0x4, "ring-b", 30),
+        (0x4, 0x3, "ring-a", 20),
+        (0x6, 0x5, "child", 50),
+        (0x5, 0x0, "root", 40),
+    ]
+    for span_id, parent, name, start in rows:
+        store.add(1, span_id, parent, name, start, start + 5, "UNSET", None, keys, ("{}",))
+    result = build_result(store)
+    assert [r.name for r in result.roots] == ["self", "ring-a", "root"]
+    assert [n.name for n in result] == ["self", "ring-a", "ring-b", "root", "child"]
+    assert build_result(list(store)).roots == result.roots
 
 
 def test_clock_skewed_child_still_nests_under_its_parent() -> None:

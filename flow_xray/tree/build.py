@@ -122,7 +122,10 @@ def _parent_rows(
         parent_keys = [parent_keys[at] for at in kept]
         keys = [keys[at] for at in kept]
         starts = first
-    parents = array("q", [index.get(key, -1) if key else -1 for key in parent_keys])
+    if 0 in index:  # (a span id 0, invalid: "no parent" must not find it)
+        parents = array("q", [index.get(key, -1) if key else -1 for key in parent_keys])
+    else:  # looked up in C
+        parents = array("q", map(index.get, parent_keys, itertools.repeat(-1)))
     if any(map(operator.eq, parents, range(len(parents)))):  # (told in C: rare)
         for at, parent in enumerate(parents):
             if parent == at:  # its own parent

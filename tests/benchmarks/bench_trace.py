@@ -195,6 +195,48 @@ def _no_provider(private: object) -> Iterator[None]:
         trace_api._TRACER_PROVIDER = saved  # type: ignore[attr-defined]
 
 
+FLOOR = "floor: least a Python recorder does (no caps, no redaction)"
+
+
+def floor_recorder() -> Contestant:
+    """The least any recorder written in Python does per call, as a reference row: ids from
+    ``random.getrandbits``, the call's span (the API's `NonRecordingSpan`) current in
+    OpenTelemetry's context while it runs (so other instrumentations could nest under
+    it), two clock reads, the arguments and the result as compact JSON (the C encoder,
+    built once) and a tuple appended to a list. Nothing is capped, redacted, checked
+    against limits or counted; no status, no source attributes. The local recorder's
+    ratio to this row is what all of that costs."""
+    import random
+
+    from opentelemetry import context as context_api
+    from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+    encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+    kept: list[tuple[Any, ...]] = []
+    sampled = TraceFlags(TraceFlags.SAMPLED)
+
+    def make(func: Callable[..., Any]) -> Callable[..., Any]:
+        def call(query: str, limit: Any = 5) -> Any:
+            parent = trace_api.get_current_span().get_span_context()
+            trace_id = parent.trace_id if parent.is_valid else random.getrandbits(128)
+            span_id = random.getrandbits(64)
+            span = NonRecordingSpan(SpanContext(trace_id, span_id, False, sampled))
+            token = context_api.attach(trace_api.set_span_in_context(span))
+            start = time.time_ns()
+            inputs = encode({"query": query, "limit": limit})
+            try:
+                result = func(query, limit)
+            finally:
+                context_api.detach(token)
+            kept.append((trace_id, span_id, parent.span_id, start, time.time_ns(), inputs,
+                         encode(result)))  # fmt: skip
+            return result
+
+        return call
+
+    return Contestant(FLOOR, make, clear=kept.clear)
+
+
 def private_providers() -> tuple[object, object]:
     """The two private providers a capture may use: the local recorder, and SDK spans."""
     from flow_xray.sdk.local import LocalProvider
@@ -395,6 +437,7 @@ def bench_ratios(
             "flow-xray @trace, outside, user's SDK provider", trace, clear=export_user.clear
         ),
         Contestant(LOCAL, trace, around=functools.partial(_no_provider, local_provider)),
+        floor_recorder(),
         Contestant(
             "flow-xray @trace, capture, no provider, SDK spans",
             trace,
@@ -431,6 +474,13 @@ def bench_ratios(
             )
         for contestant in field:
             contestant.clear()
+    rows += summary_rows(summary)
+    return rows, missing
+
+
+def summary_rows(summary: dict[str, dict[str, float]]) -> list[tuple[str, str]]:
+    """The target ratios of each payload, from each contestant's best time as a ratio to B."""
+    rows: list[tuple[str, str]] = []
     for payload, ratios in summary.items():
         inside = ratios["flow-xray @trace, inside trace.capture()"]
         same_work = ratios["bare SDK, same work as a capture (S)"]
@@ -450,7 +500,13 @@ def bench_ratios(
                 f"{ratios[LOCAL]:.2f}x",
             )
         )
-    return rows, missing
+        rows.append(
+            (
+                f"[{payload}] floor / B; local recorder / floor",
+                f"{ratios[FLOOR]:.2f}x; {ratios[LOCAL] / ratios[FLOOR]:.2f}x",
+            )
+        )
+    return rows
 
 
 def bench_close(rounds: int, sizes: tuple[int, ...] = (1000, 10_000)) -> list[tuple[str, str]]:

@@ -94,6 +94,14 @@ def test_a_store_s_own_parent_and_cycle_rows_become_roots() -> None:
     assert build_result(list(store)).roots == result.roots
 
 
+def test_a_span_id_of_zero_is_no_parent_for_the_roots() -> None:
+    """An invalid span id 0 in a store (parent 0 means "none") adopts no root."""
+    store = SpanStore()
+    for span_id, name, start in ((0x0, "zero", 10), (0x7, "root", 20)):
+        store.add(1, span_id, 0, name, start, start + 5, "UNSET", None, (), ())
+    assert [r.name for r in build_result(store).roots] == ["zero", "root"]
+
+
 def test_clock_skewed_child_still_nests_under_its_parent() -> None:
     """A child that starts before its parent (clock skew between hosts) is not cut loose."""
     records = [span("p", None, 5, 10), span("c", "p", 4, 6)]

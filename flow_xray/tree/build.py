@@ -144,8 +144,9 @@ def _start_order(starts: Sequence[int], keys: Sequence[Any]) -> array[int]:
     """Positions in the order of their start times (the span id breaks a tie): the
     order children and roots are linked in."""
     ordered = sorted(range(len(starts)), key=starts.__getitem__)
-    in_order = array("q", map(starts.__getitem__, ordered))
-    if any(map(operator.eq, in_order, itertools.islice(in_order, 1, None))):  # a tie (in C)
+    now, after = map(starts.__getitem__, ordered), map(starts.__getitem__, ordered)
+    next(after, None)
+    if any(map(operator.eq, now, after)):  # a tie (told in C, nothing kept)
         _break_ties(ordered, starts, keys)
     return array("q", ordered)
 

@@ -102,6 +102,18 @@ def test_a_span_id_of_zero_is_no_parent_for_the_roots() -> None:
     assert [r.name for r in build_result(store).roots] == ["zero", "root"]
 
 
+def test_start_times_past_64_bits_with_a_tie_still_build() -> None:
+    """A file's start times need not fit 64 bits; two equal ones order by span id."""
+    start = 2**70
+    records = [
+        span("r", None, start, start + 9),
+        span("c2", "r", start, 1),
+        span("c1", "r", start, 1),
+    ]
+    (root,) = build_result(records).roots
+    assert [c.name for c in root.children] == ["c1", "c2"]
+
+
 def test_clock_skewed_child_still_nests_under_its_parent() -> None:
     """A child that starts before its parent (clock skew between hosts) is not cut loose."""
     records = [span("p", None, 5, 10), span("c", "p", 4, 6)]

@@ -49,6 +49,7 @@ _SDK_EXPORTER_LOGGERS: Final = (
 )
 
 
+_SDK_QUEUE_SIZE: Final = 2048  # the batch processor's default queue (OTEL_BSP_MAX_QUEUE_SIZE)
 _RETRY_NOTE: Final = re.compile(r",? retrying in [0-9.]+s\.?")
 _GENERIC_ERRORS: Final = ("max retries or shutdown", "Shutdown in progress")
 
@@ -192,12 +193,27 @@ class CountingBatchSpanProcessor(BatchSpanProcessor, _LogSink):
     drop gives one warning and the total goes into the loss report at exit.
     Spans reporting LLM usage pass a `UsageGate` first: each request's figure
     reaches the destination under the summed names once.
+
+    With ``complete`` (a local file, which should hold every span), the queue
+    never fills: once half of it waits, the thread ending a span exports the
+    queue itself before going on (the program runs at the exporter's pace
+    instead of losing spans). A destination that takes nothing in such a round
+    is not waited for again.
     """
 
     def __init__(
-        self, exporter: SpanExporter, destination: str, max_queue_size: int | None = None
+        self,
+        exporter: LossCountingExporter,
+        destination: str,
+        max_queue_size: int | None = None,
+        *,
+        complete: bool = False,
     ) -> None:
         super().__init__(exporter, max_queue_size=max_queue_size)
+        self.counted = exporter
+        # Spans waiting (handed over, not yet accepted) that make the ending thread export.
+        self.catch_up_at = max((max_queue_size or _SDK_QUEUE_SIZE) // 2, 1) if complete else 0
+        self.unaccounted = 0  # handed over, never accepted (failed, held): left out of "waiting"
         self.destination = destination
         self._count_lock = threading.Lock()
         self._warned_full = False
@@ -226,6 +242,22 @@ class CountingBatchSpanProcessor(BatchSpanProcessor, _LogSink):
             super().on_end(span)
         finally:
             LOG_SCOPE.sink = previous
+        if self.catch_up_at and self._waiting() >= self.catch_up_at:
+            self._catch_up()
+
+    def _waiting(self) -> int:
+        return self.submitted - self.counted.exported - self.unaccounted
+
+    def _catch_up(self) -> None:
+        """Export the queue on this thread (``complete``): backpressure instead of loss."""
+        before = self.counted.exported
+        try:
+            BatchSpanProcessor.force_flush(self)  # the queue only, not the usage gate's spans
+        except Exception:  # exporting is best effort here; the worker still runs
+            _debug_log.debug("catching up raised", exc_info=True)
+        if self.counted.exported == before:  # it takes nothing: never wait for it again
+            self.catch_up_at = 0
+        self.unaccounted = max(self.submitted - self.counted.exported, 0)
 
     def force_flush(self, timeout_millis: int | None = None) -> bool:
         """Release the spans the usage gate holds, then flush the queue."""
@@ -278,12 +310,19 @@ class ExportPipeline:
     """One destination: a loss-counting exporter behind a counting batch processor."""
 
     def __init__(
-        self, key: tuple[str, str], exporter: SpanExporter, max_queue_size: int | None = None
+        self,
+        key: tuple[str, str],
+        exporter: SpanExporter,
+        max_queue_size: int | None = None,
+        *,
+        complete: bool = False,
     ) -> None:
         self.key = key
         self.exporter = LossCountingExporter(exporter)
         self.exporter.where = key[1]
-        self.processor = CountingBatchSpanProcessor(self.exporter, key[1], max_queue_size)
+        self.processor = CountingBatchSpanProcessor(
+            self.exporter, key[1], max_queue_size, complete=complete
+        )
         EXPORT.alive.add(self)
         patches.install(_RESTART_COUNTS_AT_FORK)
 
@@ -294,6 +333,7 @@ class ExportPipeline:
         parent's queued spans as lost when the child exits.
         """
         self.processor.submitted = 0
+        self.processor.unaccounted = 0
         self.processor._count_lock = threading.Lock()
         self.exporter.exported = 0
         self.exporter._lock = threading.Lock()

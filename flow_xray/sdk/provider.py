@@ -41,8 +41,9 @@ __all__ = ["configure", "environment_service_name", "flush", "shutdown"]
 logger = logging.getLogger("flow_xray")
 
 JSON_FILE = "otlp-json-file"
-# A local file is fast and should be complete, so its queue is larger than the
-# SDK's default; it is still bounded so a runaway loop cannot exhaust memory.
+# A local file should be complete: its queue is larger than the SDK's default, and
+# bounded (a runaway loop cannot exhaust memory) by the span-ending thread exporting
+# once half of it waits (`CountingBatchSpanProcessor`'s ``complete``), never by loss.
 JSON_QUEUE_SIZE = 65_536
 CLOSE_MARGIN_S = 1.0
 
@@ -199,7 +200,8 @@ def configure(
             exporter = build_exporter(target, export_timeout_s)
             _add_pipeline(provider, ExportPipeline((target.protocol, target.endpoint), exporter))
         if json_key is not None and json_exporter is not None:
-            _add_pipeline(provider, ExportPipeline(json_key, json_exporter, JSON_QUEUE_SIZE))
+            pipeline = ExportPipeline(json_key, json_exporter, JSON_QUEUE_SIZE, complete=True)
+            _add_pipeline(provider, pipeline)
         EXPORT.timeout_s = max(EXPORT.timeout_s or 0.0, export_timeout_s)
         patches.install(_SHUTDOWN_AT_EXIT)
     return provider

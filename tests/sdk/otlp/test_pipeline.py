@@ -78,6 +78,17 @@ def test_exporter_exceptions_are_contained_and_counted(caplog: pytest.LogCapture
     ]
 
 
+def test_a_complete_pipeline_stops_waiting_for_a_destination_that_takes_nothing() -> None:
+    """``complete`` makes the ending thread export once half the queue waits; a destination
+    refusing everything is tried once that way, then spans are dropped and counted as usual."""
+    pipeline = ExportPipeline(("test", "broken"), FailingExporter(), 512, complete=True)
+    provider = TracerProvider(shutdown_on_exit=False)
+    provider.add_span_processor(pipeline.processor)
+    _emit(provider, 3000)
+    assert pipeline.processor.catch_up_at == 0
+    assert close_all([pipeline], 5.0, 1.0) == 3000
+
+
 @pytest.fixture
 def silent_server() -> Iterator[int]:
     """A loopback TCP port that accepts connections and never answers (a hung backend)."""

@@ -58,6 +58,23 @@ def test_existing_sdk_provider_is_reused_not_replaced(tmp_path: Path) -> None:
     assert [record.name for record in read_otlp_json(path)] == ["work"]
 
 
+def test_a_json_file_gets_every_span_when_the_program_outruns_its_writer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A hot loop ends spans faster than OTLP/JSON is written: the file still holds every
+    one (the ending thread writes once half the queue waits), and nothing is reported lost.
+    A queue of 512 here stands for the real 65,536."""
+    monkeypatch.setattr(flow_provider, "JSON_QUEUE_SIZE", 512)
+    path = tmp_path / "spans.jsonl"
+    provider = configure(json_path=path)
+    names = [f"s{i}" for i in range(5000)]
+    with caplog.at_level(logging.WARNING):
+        _emit(provider, *names)
+        flow_provider.shutdown()
+    assert sorted(record.name for record in read_otlp_json(path)) == sorted(names)
+    assert caplog.records == []
+
+
 def test_env_endpoint_is_not_added_to_someone_elses_provider(
     otlp_receiver: OtlpHttpReceiver, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -122,9 +122,12 @@ def load_trace(path: str | os.PathLike[str]) -> TraceResult:
         for fmt in FORMATS:
             if fmt.recognises(parsed):
                 try:
-                    return fmt.read(parsed)
+                    result = fmt.read(parsed)
                 except TraceFileError as exc:
                     raise TraceFileError(f"{label}: {exc}") from None
+                # Freed before the collector runs again: it then looks at the trace only.
+                del parsed, documents
+                return result
     # Names only past the first, flow-xray's own: the line must stay short (each
     # format's hint is in its module).
     first, *others = FORMATS

@@ -8,7 +8,7 @@ A format module (`flow_xray.formats.otlp_json`, ...) offers a test on a
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -30,14 +30,16 @@ _QUOTE.maxlevel = 2
 class Parsed:
     """A trace file read once: its first JSON document, whether it is the whole file, and all.
 
-    ``documents`` holds every top-level JSON value of the file in order: one per
+    ``documents`` gives every top-level JSON value of the file in order: one per
     line (JSON lines), pretty-printed objects one after another (``jq .``
-    output, ``ConsoleSpanExporter``), or the single document.
+    output, ``ConsoleSpanExporter``), or the single document. It may parse them
+    as they are iterated (`flow_xray.formats.registry.Documents`): a reader takes
+    what it needs from each and keeps none.
     """
 
     first: Any
     whole: bool
-    documents: Sequence[Any] = ()
+    documents: Iterable[Any] = ()
 
 
 @dataclass(frozen=True)

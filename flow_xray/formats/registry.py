@@ -11,6 +11,7 @@ No OpenTelemetry here: reading a trace never loads the SDK or protobuf.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from flow_xray import jsontext
@@ -116,13 +117,15 @@ def load_trace(path: str | os.PathLike[str]) -> TraceResult:
     # Millions of new objects and no cycles: without the collector's passes over them
     # the parse and the build take about half the time.
     with jsontext.gc_paused():
-        documents = _documents(text, label)
+        documents = Documents(text, label)
         del text
-        parsed = Parsed(documents[0], len(documents) == 1, documents)
+        parsed = Parsed(documents.first, documents.whole, documents)
         for fmt in FORMATS:
             if fmt.recognises(parsed):
                 try:
                     result = fmt.read(parsed)
+                except _NotJson:
+                    raise
                 except TraceFileError as exc:
                     raise TraceFileError(f"{label}: {exc}") from None
                 # Freed before the collector runs again: it then looks at the trace only.
@@ -136,22 +139,53 @@ def load_trace(path: str | os.PathLike[str]) -> TraceResult:
     raise TraceFileError(f"{label} is not a trace: not {names}")
 
 
-def _documents(text: str, label: str) -> list[Any]:
-    """Every top-level JSON value in ``text``, in order (JSON lines and concatenated objects)."""
-    documents: list[Any] = []
-    index, end = 0, len(text)
-    while True:
-        while index < end and text[index] in " \t\r\n":
+class _NotJson(TraceFileError):
+    """A file's text stops being JSON (the message names the file)."""
+
+
+class Documents:
+    """Every top-level JSON value of a file's text, in order (JSON lines, objects one after
+    another, or one document), each parsed as it is read.
+
+    The first is parsed at once (``first``; ``whole``: it is all there is); the others
+    each time the documents are iterated, and none is kept: a file of many documents
+    (the Collector's JSON lines) never holds them all at once, so reading it costs
+    its records, not every line's objects besides. A value that is not JSON is a
+    `TraceFileError` saying where, when it is reached.
+    """
+
+    def __init__(self, text: str, label: str) -> None:
+        self.label = label
+        self.text: str | None = text
+        self.first, self.after = self._parse(text, self._skip(text, 0), 0)
+        self.whole = self._skip(text, self.after) >= len(text)
+        if self.whole:
+            self.text = None  # (nothing more to read: a one-document file lets go of its text)
+
+    def __iter__(self) -> Iterator[Any]:
+        yield self.first
+        text, index, count = self.text, self.after, 1
+        while text is not None:
+            index = self._skip(text, index)
+            if index >= len(text):
+                return
+            document, index = self._parse(text, index, count)
+            count += 1
+            yield document
+
+    @staticmethod
+    def _skip(text: str, index: int) -> int:
+        while index < len(text) and text[index] in " \t\r\n":
             index += 1
-        if index >= end:
-            return documents
+        return index
+
+    def _parse(self, text: str, index: int, count: int) -> tuple[Any, int]:
         try:
-            document, index = jsontext.raw_decode(text, index)  # any nesting depth
+            return jsontext.raw_decode(text, index)  # any nesting depth
         except ValueError as exc:
             line = text.count("\n", 0, index) + 1
-            where = "" if not documents else f" (line {line}, after {len(documents)} documents)"
-            raise TraceFileError(f"{label} is not a trace: not JSON{where} ({exc})") from None
-        documents.append(document)
+            where = "" if not count else f" (line {line}, after {count} documents)"
+            raise _NotJson(f"{self.label} is not a trace: not JSON{where} ({exc})") from None
 
 
 SAVE_FORMATS = ("json", "compact")

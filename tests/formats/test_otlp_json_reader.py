@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from flow_xray.errors import TraceFileError
 from flow_xray.formats.otlp_json import read_otlp_json
+from flow_xray.formats.registry import load_trace
 from flow_xray.tree.spans import SpanRecord
 
 T0 = 1_700_000_000_000_000_000
@@ -143,3 +145,56 @@ def test_unreadable_path_is_a_trace_file_error(tmp_path: Path) -> None:
     missing = tmp_path / "missing.jsonl"
     with pytest.raises(TraceFileError, match=r"missing\.jsonl: cannot read"):
         read_otlp_json(missing)
+
+
+def _collector_line(number: int, spans: int = 50) -> str:
+    """One line as the Collector's file exporter writes it: ``spans`` spans of 12 attributes."""
+    encoded = [
+        {
+            "traceId": f"{number + 1:032x}",
+            "spanId": f"{number * 1000 + i + 1:016x}",
+            "name": "step",
+            "kind": 1,
+            "startTimeUnixNano": str(10**18 + i),
+            "endTimeUnixNano": str(10**18 + i + 5),
+            "attributes": [
+                {"key": f"k{j}", "value": {"stringValue": f"value {j} of {i}"}} for j in range(12)
+            ],
+            "status": {},
+        }
+        for i in range(spans)
+    ]
+    scope = {"scope": {"name": "t"}, "spans": encoded}
+    return json.dumps({"resourceSpans": [{"resource": {}, "scopeSpans": [scope]}]})
+
+
+def test_a_json_lines_file_is_read_a_line_at_a_time(tmp_path: Path) -> None:
+    """Loading 200 Collector lines (10,000 spans) never holds every line's parsed objects:
+    its peak is below what the parsed lines alone take (it was 1.3 times that)."""
+    text = "\n".join(_collector_line(n) for n in range(200))
+    path = tmp_path / "spans.jsonl"
+    path.write_text(text)
+    tracemalloc.start()
+    try:
+        parsed = [json.loads(line) for line in text.splitlines()]
+        every_line = tracemalloc.get_traced_memory()[0]
+        del parsed
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        result = load_trace(path)
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert len(result) == 10_000
+    assert peak < every_line, (peak, every_line)
+
+
+def test_a_line_past_the_first_that_is_not_json_names_where(tmp_path: Path) -> None:
+    """The lines after the first are parsed as they are read: a broken one is still the
+    same one-line error, naming its line and how many documents came before it."""
+    path = tmp_path / "spans.jsonl"
+    path.write_text(_collector_line(0, 2) + "\n" + _collector_line(1, 2) + "\n{broken\n")
+    with pytest.raises(TraceFileError) as caught:
+        load_trace(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path} is not a trace: not JSON (line 3, after 2 documents)")

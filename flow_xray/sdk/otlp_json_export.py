@@ -42,11 +42,12 @@ def spans_to_otlp_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
     make of the batch (`official_otlp_json`; the tests hold the two equal), ids
     as lowercase hex: built here directly, six times faster, for every batch
     whose values are the SDK's plain kinds (text, booleans, 64-bit ints, floats
-    and flat arrays of them); any other batch goes the official way.
+    and flat arrays of them); any other batch (or one laid out unlike the SDK's spans)
+    goes the official way.
     """
     try:
         return _direct(spans)
-    except _Unusual:
+    except Exception:  # (_Unusual, or a span that is not quite a ReadableSpan)
         return official_otlp_json(spans)
 
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Final
 from urllib.parse import quote, unquote, urlsplit
 
+from opentelemetry import context as context_api
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
@@ -49,6 +50,10 @@ _SDK_EXPORTER_LOGGERS: Final = (
 )
 
 
+# The context key under which the SDK's exporters run ("suppress instrumentation").
+_SUPPRESS_KEY: Final = getattr(
+    context_api, "_SUPPRESS_INSTRUMENTATION_KEY", "suppress_instrumentation"
+)
 _SDK_QUEUE_SIZE: Final = 2048  # the batch processor's default queue (OTEL_BSP_MAX_QUEUE_SIZE)
 _RETRY_NOTE: Final = re.compile(r",? retrying in [0-9.]+s\.?")
 _GENERIC_ERRORS: Final = ("max retries or shutdown", "Shutdown in progress")
@@ -242,7 +247,7 @@ class CountingBatchSpanProcessor(BatchSpanProcessor, _LogSink):
             super().on_end(span)
         finally:
             LOG_SCOPE.sink = previous
-        if self.catch_up_at and self._waiting() >= self.catch_up_at:
+        if self.catch_up_at and self._waiting() >= self.catch_up_at and not _exporting():
             self._catch_up()
 
     def _waiting(self) -> int:
@@ -251,10 +256,13 @@ class CountingBatchSpanProcessor(BatchSpanProcessor, _LogSink):
     def _catch_up(self) -> None:
         """Export the queue on this thread (``complete``): backpressure instead of loss."""
         before = self.counted.exported
+        token = context_api.attach(context_api.set_value(_SUPPRESS_KEY, True))
         try:
             BatchSpanProcessor.force_flush(self)  # the queue only, not the usage gate's spans
         except Exception:  # exporting is best effort here; the worker still runs
             _debug_log.debug("catching up raised", exc_info=True)
+        finally:
+            context_api.detach(token)
         if self.counted.exported == before:  # it takes nothing: never wait for it again
             self.catch_up_at = 0
         self.unaccounted = max(self.submitted - self.counted.exported, 0)
@@ -277,6 +285,13 @@ class CountingBatchSpanProcessor(BatchSpanProcessor, _LogSink):
                 "flow-xray: export queue for %s is full, dropping spans (total reported at exit)",
                 self.destination,
             )
+
+
+def _exporting() -> bool:
+    """Whether this thread is inside an export (the SDK's batch processor, and a catch-up,
+    mark it so): a span ended there must not start another export of the same queue,
+    whose lock this thread may hold."""
+    return bool(context_api.get_value(_SUPPRESS_KEY))
 
 
 def run_bounded(actions: Sequence[Callable[[], object]], timeout_s: float) -> bool:

@@ -89,6 +89,44 @@ def test_a_complete_pipeline_stops_waiting_for_a_destination_that_takes_nothing(
     assert close_all([pipeline], 5.0, 1.0) == 3000
 
 
+class SpanInExport(SpanExporter):
+    """Ends a span of its own provider inside its first exports (a library traced while it
+    writes), and counts the spans it is given."""
+
+    def __init__(self, provider: TracerProvider) -> None:
+        self.provider = provider
+        self.calls = 0
+        self.received = 0
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        self.calls += 1
+        if self.calls <= 3:
+            with self.provider.get_tracer("inside").start_as_current_span("during export"):
+                pass
+        self.received += len(spans)
+        return SpanExportResult.SUCCESS
+
+
+def test_a_span_ended_inside_an_export_does_not_wait_for_that_export() -> None:
+    """A span ended while a complete pipeline exports (on the exporting thread, which holds
+    the queue's lock) is queued, not exported again from there: no deadlock."""
+    provider = TracerProvider(shutdown_on_exit=False)
+    exporter = SpanInExport(provider)
+    pipeline = ExportPipeline(("test", "inside"), exporter, 512, complete=True)
+    provider.add_span_processor(pipeline.processor)
+    lost: list[int] = []
+
+    def work() -> None:
+        _emit(provider, 3000)
+        lost.append(close_all([pipeline], 5.0, 1.0))
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    worker.join(30)
+    assert not worker.is_alive(), "the export waited for itself"
+    assert lost == [0] and exporter.received == 3003
+
+
 @pytest.fixture
 def silent_server() -> Iterator[int]:
     """A loopback TCP port that accepts connections and never answers (a hung backend)."""

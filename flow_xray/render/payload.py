@@ -374,8 +374,8 @@ def unpack(embedded: Mapping[str, Any]) -> dict[str, Any]:
     Raises:
         ValueError: the packed data is not this format.
     """
-    if "packed" not in embedded:
-        return dict(embedded)
+    if "packed" not in embedded:  # (a diff page packs its parts: each unpacked)
+        return {key: _part(value) for key, value in embedded.items()}
     if embedded.get("format") != FORMAT:
         raise ValueError(f"unknown packed payload format {embedded.get('format')!r}")
     data = gzip.decompress(base64.b64decode(embedded["packed"]))
@@ -428,6 +428,14 @@ def _values(
             return [k / scale for k in itertools.accumulate(numbers)]
         return [None if math.isnan(v) else v for v in numbers]
     return values  # type: ignore[no-any-return]
+
+
+def _part(value: Any) -> Any:
+    """A payload's value unpacked when it is packed (an empty head: the rows alone)."""
+    if not isinstance(value, Mapping) or "packed" not in value:
+        return value
+    data = unpack(value)
+    return data["nodes"] if set(data) == {"nodes"} else data
 
 
 def read_page(page: str) -> dict[str, Any]:

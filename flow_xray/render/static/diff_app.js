@@ -426,17 +426,28 @@ FX.diffApp = (function () {
     }
   }
 
+  // The two runs and the aligned calls come packed as a trace page's calls (payload.js);
+  // the calls' part has no head of its own: its rows are the calls.
   function start() {
+    const failed = function (err) {
+      document.body.appendChild(U.el("p", "fx-empty", "The embedded data could not be read: " + err.message));
+      U.markReady();
+    };
     let data;
     try {
       data = JSON.parse(document.getElementById("fx-data").textContent);
     } catch (err) {
-      document.body.appendChild(U.el("p", "fx-empty", "The embedded data could not be read: " + err.message));
-      U.markReady();
+      failed(err);
       return;
     }
-    new DiffApp(data);
-    U.markReady();
+    const P = FX.payload;
+    Promise.all([P.unpack(data.before), P.unpack(data.after), P.unpack(data.calls)]).then(function (parts) {
+      data.before = parts[0];
+      data.after = parts[1];
+      data.calls = parts[2] && !Array.isArray(parts[2]) ? parts[2].nodes : parts[2];
+      new DiffApp(data);
+      U.markReady();
+    }).catch(failed);
   }
 
   return { DiffApp: DiffApp, start: start };

@@ -274,7 +274,6 @@ FX.diffView = (function () {
     return {
       path: path, slowShare: slowShare, name: nameOf(node), status: status,
       statusText: node.status || "ok",
-      onCopyJson: function () { return JSON.stringify(node, null, 2); },
     };
   }
 

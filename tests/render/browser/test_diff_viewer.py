@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -12,6 +13,7 @@ import pytest
 from viewer_page import Loaded
 
 from flow_xray import TraceResult
+from flow_xray.render.trace_graph import flatten_trace
 
 pytestmark = pytest.mark.e2e
 OpenPage = Callable[..., Loaded]
@@ -81,6 +83,25 @@ def test_page_is_offline_and_logs_no_error(demo: Loaded) -> None:
     demo.page.keyboard.press("n")
     assert demo.console_errors == []
     assert [u for u in demo.requests if not u.startswith(("file://", "data:"))] == []
+
+
+def test_copy_json_gives_the_selected_call_whole(
+    demo: Loaded, demo_pages: tuple[str, dict[str, Any]]
+) -> None:
+    """The page's runs are packed as a trace page's calls; "Copy JSON" still gives the
+    call's fields (a packed row's fields are getters on its prototype)."""
+    demo.page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    button = demo.page.locator(".fx-diff-detail .fx-copy").get_by_text("Copy JSON", exact=True)
+    button.first.click()
+    demo.page.wait_for_function(
+        "() => [...document.querySelectorAll('.fx-copy')].some(b => b.textContent === 'Copied')"
+    )
+    call = json.loads(demo.page.evaluate("() => navigator.clipboard.readText()"))
+    first_change = next(c for c in demo_pages[1]["calls"] if c["change"] != "same")
+    side = "before" if first_change["a"] >= 0 else "after"
+    nodes = {n["span_id"]: n for n in flatten_trace(demo_pages[1][side])}
+    assert call["span_id"] in nodes and call["name"] == first_change["name"]
+    assert call["inputs"] == nodes[call["span_id"]]["inputs"]
 
 
 def test_the_extra_retry_is_an_added_row_beside_a_blank(demo: Loaded) -> None:

@@ -18,10 +18,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from flow_xray.analysis.timing import SLOW_SHARE
+from flow_xray.analysis.timing import SLOW_SHARE, finish_columns
 from flow_xray.render.page import diff_script, diff_style, page
 from flow_xray.render.payload import pack
-from flow_xray.render.trace_graph import flatten_trace
+from flow_xray.tree.columns import trace_columns
+from flow_xray.tree.plain import nodes_from_plain
 
 
 def diff_to_html(data: Mapping[str, Any], title: str = "flow-xray diff") -> str:
@@ -51,12 +52,15 @@ def _side(side: Any) -> dict[str, Any]:
     them), so the rows' ``a`` / ``b`` indices point straight into the list; packed."""
     side = side if isinstance(side, Mapping) else {}
     totals = side.get("totals")
-    trace = {"nodes": side.get("nodes") or [], "totals": totals}
+    nodes = side.get("nodes")
     head = {
         "label": str(side.get("label", "")),
         "totals": dict(totals) if isinstance(totals, Mapping) else None,
     }
-    return _packed(head, flatten_trace(trace))
+    # The rows `flatten_trace` gives, kept as the columns they are made from.
+    columns = trace_columns(nodes_from_plain(nodes if isinstance(nodes, list) else []))
+    finish_columns(columns, totals)
+    return pack(head, columns, consume=True)
 
 
 def _packed(head: dict[str, Any], rows: list[Any]) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from flow_xray.analysis.diff.align import align
 from flow_xray.analysis.diff.calls import CallDiff, compare
 from flow_xray.analysis.diff.trace_diff import TraceDiff
+from flow_xray.jsontext import gc_paused
 
 if TYPE_CHECKING:
     from flow_xray.tree.model import TraceNode, TraceResult
@@ -33,21 +34,27 @@ def diff_traces(
     before_label: str = "before",
     after_label: str = "after",
 ) -> TraceDiff:
-    """Compare two runs call by call (see the module docstring for how calls are matched)."""
+    """Compare two runs call by call (see the module docstring for how calls are matched).
+
+    The cyclic collector is paused meanwhile: a call per node, and the nodes' inputs
+    and outputs read, would make it scan both runs again and again (two 100k-call
+    runs: 4.0-5.7 s with it, 2.8-2.9 s without), for no garbage.
+    """
     roots: list[CallDiff] = []
     work: list[tuple[Sequence[TraceNode], Sequence[TraceNode], CallDiff | None]]
     work = [(before.roots, after.roots, None)]
-    while work:
-        a_list, b_list, parent = work.pop()
-        labels = _Labels(a_list, b_list)
-        out = roots if parent is None else parent.children
-        for i, j in align(a_list, b_list):
-            a = a_list[i] if i is not None else None
-            b = b_list[j] if j is not None else None
-            call = compare(a, b, labels[(i, j)])
-            call.parent = parent
-            out.append(call)
-            work.append((a.children if a else (), b.children if b else (), call))
+    with gc_paused():
+        while work:
+            a_list, b_list, parent = work.pop()
+            labels = _Labels(a_list, b_list)
+            out = roots if parent is None else parent.children
+            for i, j in align(a_list, b_list):
+                a = a_list[i] if i is not None else None
+                b = b_list[j] if j is not None else None
+                call = compare(a, b, labels[(i, j)])
+                call.parent = parent
+                out.append(call)
+                work.append((a.children if a else (), b.children if b else (), call))
     return TraceDiff(before, after, roots, before_label, after_label)
 
 

@@ -89,9 +89,9 @@ class TraceDiff:
         to ``path`` if given. The page is imported when called: the one place analyses
         reach the pages above them (0.3's ``diff.to_html``; the ``noqa`` as in
         `flow_xray.tree.model`)."""
-        from flow_xray.render.diff_page import diff_to_html  # noqa: PLC0415, RUF100
+        from flow_xray.render.diff_page import result_diff_to_html  # noqa: PLC0415, RUF100
 
-        html = diff_to_html(self.to_dict(), title=title)
+        html = result_diff_to_html(self, title=title)
         if path is not None:
             write_text_atomic(path, html)
         return html
@@ -176,13 +176,27 @@ def change_lines(diff: TraceDiff, limit: int = 50) -> list[str]:
 
 
 def diff_dict(diff: TraceDiff) -> dict[str, Any]:
-    """Both traces (their JSON form) and every call aligned, in pre-order.
+    """Both traces (their JSON form) and every call aligned (`call_rows`), in pre-order."""
+    rows, counts = call_rows(diff)
+    return {
+        "version": DIFF_VERSION,
+        "summary": summary_line(diff),
+        "equal": diff.equal,
+        "counts": counts,
+        "before": _side(diff.before_label, diff.before),
+        "after": _side(diff.after_label, diff.after),
+        "calls": rows,
+    }
 
-    Each ``calls`` row has ``change``, ``path``, ``name``, ``parent`` (row
-    index, -1 for roots), ``a`` / ``b`` (the call's pre-order index in each
-    trace, -1 when absent), ``fields``, and per run ``latency_ms``,
-    ``tokens``, ``cost_usd``, ``status``; ``inputs`` / ``output`` hold the
-    key-level changes of a changed call.
+
+def call_rows(diff: TraceDiff) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Every call aligned, in pre-order, and how many of each change there are.
+
+    Each row has ``change``, ``path``, ``name``, ``parent`` (row index, -1 for
+    roots), ``a`` / ``b`` (the call's pre-order index in each trace, -1 when
+    absent), ``fields``, and per run ``latency_ms``, ``tokens``, ``cost_usd``,
+    ``status``; ``inputs`` / ``output`` hold the key-level changes of a changed
+    call.
     """
     index_a = {id(node): k for k, node in enumerate(diff.before)}
     index_b = {id(node): k for k, node in enumerate(diff.after)}
@@ -211,15 +225,7 @@ def diff_dict(diff: TraceDiff) -> dict[str, Any]:
         )
         here = len(rows) - 1
         stack.extend((child, here) for child in reversed(call.children))
-    return {
-        "version": DIFF_VERSION,
-        "summary": summary_line(diff),
-        "equal": diff.equal,
-        "counts": counts,
-        "before": _side(diff.before_label, diff.before),
-        "after": _side(diff.after_label, diff.after),
-        "calls": rows,
-    }
+    return rows, counts
 
 
 def _side(label: str, result: Any) -> dict[str, Any]:

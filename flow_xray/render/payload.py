@@ -2,7 +2,7 @@
 
 A trace page of a million calls must stay small and open fast, so its calls
 are not embedded as one JSON object each. Instead the page holds
-``{"format": 3, "packed": "<base64>"}``, where the base64 text is the gzip of
+``{"format": 4, "packed": "<base64>"}``, where the base64 text is the gzip of
 these bytes::
 
     <n: 4 bytes, little-endian>          # the length of the JSON document
@@ -21,11 +21,14 @@ themselves (numbers, booleans, nulls), ``"t"`` strings, each call its own,
 of span ids). The binary kinds name where their bytes start in the blob, and
 store each value's 8 bytes as 8 planes (all first bytes, then all second bytes,
 ...), which gzip packs far better than the values side by side:
-``"F"`` ``offset``: little-endian 64-bit floats, NaN for null; ``"N"``
-``[offset, scale]``: integers k (each stored as the difference to the one
-before, as little-endian 64-bit two's complement) standing for ``k / scale``,
-used where that gives back every value exactly (times: nanoseconds in ms;
-columns of integers, the parents: scale 1);
+``"F"`` ``offset``: little-endian 64-bit floats, NaN for null; ``"N"`` and
+``"K"`` ``[offset, scale]`` or ``[offset, scale, base]``: integers k (as
+little-endian 64-bit two's complement) standing for ``k / scale``, used where
+that gives back every value exactly (times: nanoseconds in ms; columns of
+integers, the parents: scale 1), each stored as the difference to the one
+before (``"N"``, start times) or as it is (``"K"``, latencies), and, with
+``base``, less the k of column ``base`` in the same call (self times, less
+the latency);
 ``"X"`` ``[offset, width]``: lowercase hexadecimal strings of ``width`` bytes
 (span ids), as those bytes.
 A text is parsed when that call's field is read. ``absent`` lists the calls
@@ -53,11 +56,11 @@ from typing import Any, Final
 from flow_xray import jsontext
 from flow_xray.hexids import HexIds, id_bytes
 from flow_xray.jsontext import JsonText
-from flow_xray.render.numbers import SAMPLE, hex_width, numbers, unplanes
+from flow_xray.render.numbers import LEVEL, SAMPLE, Numbers, hex_width, unplanes
 
-FORMAT: Final = 3
+FORMAT: Final = 4
+_READABLE: Final = (3, FORMAT)  # (format 3 had no "K" columns and no bases)
 _SEPARATOR: Final = "\0"
-_LEVEL: Final = 1  # gzip level: 6 is ~4x slower for ~7% less
 _SCALARS: Final = frozenset((int, float, bool, type(None)))
 _STRINGS: Final = frozenset((str, type(None)))
 # A column of one of these (one type: True == 1), all equal, is written once ("c").
@@ -142,7 +145,7 @@ def pack(
     }
     del packed
     # Compressed a part at a time: the whole uncompressed data never exists at once.
-    compressor = zlib.compressobj(_LEVEL, zlib.DEFLATED, _GZIP_WBITS)
+    compressor = zlib.compressobj(LEVEL, zlib.DEFLATED, _GZIP_WBITS)
     document = _utf8(dumps(body))
     del body
     raw = [compressor.compress(struct.pack("<I", len(document)) + document)]
@@ -221,9 +224,10 @@ class _Tables:
     """What the columns index: distinct strings, and detail texts (with an index of
     the texts shared by several calls)."""
 
-    __slots__ = ("blob", "blob_size", "shared", "strings", "texts")
+    __slots__ = ("blob", "blob_size", "numbers", "shared", "strings", "texts")
 
     def __init__(self) -> None:
+        self.numbers = Numbers()
         self.strings: dict[str, int] = {}
         self.texts: list[str] = []
         self.shared: dict[str, int] = {}
@@ -247,11 +251,11 @@ def _column(key: str, values: Sequence[Any], absent: list[int], tables: _Tables)
     types = set(map(type, values))
     if len(types) == 1 and types <= _CONSTANT_TYPES and values.count(values[0]) == len(values):
         return [key, "c", values[0], absent]  # the same value in every call
-    binary = numbers(values, types) if types <= _NUMBERS else None
+    binary = tables.numbers.encode(key, values, types) if types <= _NUMBERS else None
     if binary is not None:  # times: a million written as text would take seconds
-        kind, data, scale = binary
+        kind, data, params = binary
         offset = tables.add_blob(data)
-        return [key, kind, offset if scale is None else [offset, scale], absent]
+        return [key, kind, offset if params is None else [offset, *params], absent]
     if types <= _SCALARS:  # (a NaN or an infinity is written as text, as `dumps` does)
         return [key, "v", list(values), absent]
     if types <= _STRINGS:
@@ -376,7 +380,7 @@ def unpack(embedded: Mapping[str, Any]) -> dict[str, Any]:
     """
     if "packed" not in embedded:  # (a diff page packs its parts: each unpacked)
         return {key: _part(value) for key, value in embedded.items()}
-    if embedded.get("format") != FORMAT:
+    if embedded.get("format") not in _READABLE:
         raise ValueError(f"unknown packed payload format {embedded.get('format')!r}")
     data = gzip.decompress(base64.b64decode(embedded["packed"]))
     (size,) = struct.unpack_from("<I", data)
@@ -386,8 +390,9 @@ def unpack(embedded: Mapping[str, Any]) -> dict[str, Any]:
     if len(texts) != body["texts"]:
         raise ValueError(f"packed payload holds {len(texts)} texts, says {body['texts']}")
     count = body["count"]
+    ints: dict[str, list[int]] = {}  # each integer column's k, for the columns based on it
     values = {
-        key: _values(kind, value, count, body["strings"], texts, blob)
+        key: _values(key, kind, value, count, body["strings"], texts, blob, ints)
         for key, kind, value, _ in body["columns"]
         if kind != "p"
     }
@@ -403,9 +408,16 @@ def unpack(embedded: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _values(
-    kind: str, values: Any, count: int, strings: Sequence[str], texts: Sequence[str], blob: bytes
+    key: str,
+    kind: str,
+    values: Any,
+    count: int,
+    strings: Sequence[str],
+    texts: Sequence[str],
+    blob: bytes,
+    ints: dict[str, list[int]],
 ) -> Sequence[Any]:
-    """A packed column's values, one per call."""
+    """A packed column's values, one per call (an integer column's k kept in ``ints``)."""
     if kind == "c":
         return [values] * count
     if kind == "s":
@@ -417,16 +429,20 @@ def _values(
         offset, width = values
         data = blob[offset : offset + width * count].hex()
         return [data[i : i + 2 * width] for i in range(0, 2 * width * count, 2 * width)]
-    if kind in ("F", "N"):
-        offset, scale = (values, None) if kind == "F" else values
+    if kind in ("F", "N", "K"):
+        offset, scale, *base = (values, None) if kind == "F" else values
         numbers = array("d" if kind == "F" else "q", unplanes(blob[offset : offset + 8 * count]))
         if sys.byteorder != "little":
             numbers.byteswap()
+        if scale is None:
+            return [None if math.isnan(v) else v for v in numbers]
+        ks = list(itertools.accumulate(numbers) if kind == "N" else numbers)
+        if base:
+            ks = list(map(operator.add, ks, ints[base[0]]))
+        ints[key] = ks
         if scale == 1 and type(scale) is int:  # integers
-            return list(itertools.accumulate(numbers))
-        if scale is not None:
-            return [k / scale for k in itertools.accumulate(numbers)]
-        return [None if math.isnan(v) else v for v in numbers]
+            return ks
+        return [k / scale for k in ks]
     return values  # type: ignore[no-any-return]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import random
 import shutil
 import struct
 import subprocess
@@ -47,16 +48,20 @@ def test_integers_travel_as_bytes_while_a_float_holds_them_exactly(
     e2e_missing: Callable[[str], Any],
 ) -> None:
     """A column of ints (parents, counts) is read back as the same ints; one holding an int
-    a float cannot hold (2**53 and beyond), or two in a row that far apart, stays JSON text."""
+    a float cannot hold (2**53 and beyond) stays JSON text; two in a row that far apart
+    travel as they are (not as their difference)."""
     exact = [(-1) ** i * (i * 30_000_000_000_007 % (2**52)) for i in range(300)]
     big = [*exact[:-1], 2**53]
     apart = [(-1) ** i * (2**53 - 1) for i in range(300)]
     packed = pack({"mode": "trace"}, {"exact": exact, "big": big, "apart": apart})
-    assert kinds(packed) == {"exact": "N", "big": "v", "apart": "v"}
+    stored = kinds(packed)
+    assert stored["exact"] in ("N", "K") and stored["big"] == "v" and stored["apart"] == "K"
     rows = unpack(packed)["nodes"]
     assert [row["exact"] for row in rows] == exact and [row["big"] for row in rows] == big
+    assert [row["apart"] for row in rows] == apart
     assert all(type(row["exact"]) is int for row in rows)
-    assert [row["exact"] for row in decoded(packed, e2e_missing)["rows"]] == exact
+    page = decoded(packed, e2e_missing)["rows"]
+    assert [row["exact"] for row in page] == exact and [row["apart"] for row in page] == apart
 
 
 def test_the_page_decodes_every_column_kind_as_unpack_does(
@@ -87,7 +92,7 @@ def test_the_page_decodes_every_column_kind_as_unpack_does(
         "name": "s",
         "kind": "c",
         "start_ms": "F",
-        "latency_ms": "N",
+        "latency_ms": kinds(packed)["latency_ms"],  # ("N" or "K": what gzips smaller)
         "self_ms": "F",
         "flag": "v",
         "parent": "N",
@@ -108,9 +113,40 @@ def test_times_in_whole_nanoseconds_are_read_back_exactly(
     and come back as the very same floats."""
     starts = [0.0, 27356.207801, 0.029574, 86_400_000.000001, 3.5, 1e-06, 9_007_199_254.74]
     packed = pack({"mode": "trace"}, {"start_ms": starts})
-    assert kinds(packed) == {"start_ms": "N"}
+    assert kinds(packed) == {"start_ms": "K"}  # (out of order: stored as they are)
     assert [row["start_ms"] for row in decoded(packed, e2e_missing)["rows"]] == starts
     assert [row["start_ms"] for row in unpack(packed)["nodes"]] == starts
+
+
+def test_a_column_equal_to_another_in_most_calls_travels_as_its_difference(
+    e2e_missing: Callable[[str], Any],
+) -> None:
+    """Self times equal to the latency in most calls (leaves) are stored less the latency
+    (nearly all zeros) and come back exactly, in the page and in `unpack`; start times that
+    grow are stored as steps, latencies as they are; a column equal to another in fewer
+    than half the calls is stored alone."""
+    count = 20_000
+    draw = random.Random(7).randrange
+    latency = [draw(1, 100_000) for _ in range(count)]  # (ns, a fixed seed)
+    columns: dict[str, list[Any]] = {
+        "start_ms": [(i * 13_000 + i * 31 % 7) / 1e6 for i in range(count)],
+        "latency_ms": [k / 1e6 for k in latency],
+        "self_ms": [(k if i % 100 else k // 4) / 1e6 for i, k in enumerate(latency)],
+        "other_ms": [(k if i % 3 == 0 else k * 2) / 1e6 for i, k in enumerate(latency)],
+        "parent": [i // 100 - 1 for i in range(count)],
+    }
+    packed = pack({"mode": "trace"}, columns)
+    data = gzip.decompress(base64.b64decode(packed["packed"]))
+    (size,) = struct.unpack_from("<I", data)
+    stored = {c[0]: c[1:3] for c in json.loads(data[4 : 4 + size])["columns"]}
+    assert stored["start_ms"][0] == "N" and len(stored["start_ms"][1]) == 2
+    assert stored["latency_ms"][0] == "K" and len(stored["latency_ms"][1]) == 2
+    assert stored["self_ms"][0] == "K" and stored["self_ms"][1][2] == "latency_ms"
+    assert len(stored["other_ms"][1]) == 2  # equal in a third of the calls: alone
+    assert stored["parent"][0] == "N" and stored["parent"][1][1:] == [1]  # (not a time: scale 1)
+    expected = [dict(zip(columns, row, strict=True)) for row in zip(*columns.values(), strict=True)]
+    assert unpack(packed)["nodes"] == expected
+    assert decoded(packed, e2e_missing)["rows"] == expected
 
 
 DETAILS = [

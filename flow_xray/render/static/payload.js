@@ -2,7 +2,7 @@
 // Public: read() -- a promise of the page's data object; unpack(embedded) -- the same from the
 // parsed #fx-data object; canonicalText(row, key) -- the JSON text of a row's detail field
 // (an object or array) when it is exactly JSON.stringify of the value read, else undefined
-// (search.js searches that text instead of writing the value out again); isCanonical(text). Trace pages hold {"format": 3, "packed": base64 of gzip of: the
+// (search.js searches that text instead of writing the value out again); isCanonical(text). Trace pages hold {"format": 4, "packed": base64 of gzip of: the
 // length of a JSON document, the document (head, strings, columns), binary columns, then the
 // detail texts, NUL-separated}; other pages hold their data as plain JSON, returned as it is.
 // A million-call page must open in seconds and small, so the columns stay columns: numbers
@@ -11,7 +11,7 @@
 // columns (a detail is parsed from its text when read; one shared by many rows, once).
 
 FX.payload = (function () {
-  const FORMAT = 3;
+  const FORMAT = 4;
   const SEPARATOR = 0;
   const ROW = Symbol("row");
   const RAW = Symbol("raw texts");
@@ -80,15 +80,32 @@ FX.payload = (function () {
     return new Float64Array(bytes.buffer);  // (little-endian: every browser this page runs in)
   }
 
-  // Integers k stored as differences to the one before, standing for k / scale.
-  function scaled(blob, offset, scale, count) {
+  // Integers k, stored as differences to the one before ("N") or as they are ("K").
+  function integers(blob, offset, count, steps) {
     const words = new Int32Array(unplane(blob, offset, count).buffer);
     const out = new Float64Array(count);
     let k = 0;
     for (let i = 0; i < count; i++) {
-      k += (words[2 * i] >>> 0) + words[2 * i + 1] * 4294967296;
-      out[i] = k / scale;
+      const word = (words[2 * i] >>> 0) + words[2 * i + 1] * 4294967296;
+      k = steps ? k + word : word;
+      out[i] = k;
     }
+    return out;
+  }
+
+  // A column of integers k standing for k / scale ([offset, scale]), each stored less the k
+  // of another column in the same row when a third value names it ([offset, scale, base]).
+  function scaled(column, blob, count, ints) {
+    const values = column[2], scale = values[1];
+    const k = integers(blob, values[0], count, column[1] === "N");
+    if (values.length > 2) {
+      const base = ints[values[2]];
+      for (let i = 0; i < count; i++) k[i] += base[i];
+    }
+    ints[column[0]] = k;
+    if (scale === 1) return k;
+    const out = new Float64Array(count);
+    for (let i = 0; i < count; i++) out[i] = k[i] / scale;
     return out;
   }
 
@@ -96,7 +113,7 @@ FX.payload = (function () {
   for (let b = 0; b < 256; b++) HEX.push((b < 16 ? "0" : "") + b.toString(16));
 
   // The function giving row i's value of one column (or undefined: the row lacks the field).
-  function reader(column, body, blob, texts, readers) {
+  function reader(column, body, blob, texts, readers, ints) {
     const kind = column[1], values = column[2], count = body.count;
     if (kind === "c") return function () { return values; };
     if (kind === "v" || kind === "t") return function (i) { return values[i]; };
@@ -105,8 +122,8 @@ FX.payload = (function () {
       const indexes = Int32Array.from(values);
       return function (i) { return indexes[i] < 0 ? null : strings[indexes[i]]; };
     }
-    if (kind === "F" || kind === "N") {
-      const numbers = kind === "F" ? floats(blob, values, count) : scaled(blob, values[0], values[1], count);
+    if (kind === "F" || kind === "N" || kind === "K") {
+      const numbers = kind === "F" ? floats(blob, values, count) : scaled(column, blob, count, ints);
       return function (i) { const x = numbers[i]; return x !== x ? null : x; };
     }
     if (kind === "X") {
@@ -159,8 +176,9 @@ FX.payload = (function () {
     function Row(i) { this[ROW] = i; }
     const readers = {};
     const raw = {};
+    const ints = {};  // each integer column's k, for the columns stored less it
     for (const column of body.columns) {
-      readers[column[0]] = reader(column, body, blob, texts, readers);
+      readers[column[0]] = reader(column, body, blob, texts, readers, ints);
       if (column[1] === "J") raw[column[0]] = rawReader(column, texts, count);
     }
     Row.prototype[RAW] = raw;

@@ -3,10 +3,10 @@
 Each 8-byte value is stored as 8 planes (every value's first byte, then every
 second byte, ...), which gzip packs far better than the values side by side.
 Times are integers (nanoseconds) when ``k / 1e6`` gives every value back
-exactly, each stored as the difference to the one before when they mostly grow
-(start times), as they are otherwise (latencies), and less an earlier column
-equal in most calls (self time: a leaf's is its latency); other numbers as
-64-bit floats; lowercase hex ids as their bytes. ``static/payload.js`` reads
+exactly, less an earlier column equal in most calls (self time: a leaf's is its
+latency), then each stored as the difference to the one before (start times) or
+as it is (latencies), whichever gzips smaller; other numbers as 64-bit floats;
+lowercase hex ids as their bytes. ``static/payload.js`` reads
 them in the page.
 """
 

@@ -50,15 +50,22 @@ def _bad_attributes(attributes: Mapping[str, Any] | None) -> bool:
     )
 
 
-def _needs_escaping(span: ReadableSpan) -> bool:
+def _needs_escaping(span: ReadableSpan, resources: dict[int, bool]) -> bool:
+    """Whether ``span`` holds anything to escape; ``resources``: the verdict on each resource
+    seen in the batch, by identity (a batch's spans share one, its attributes read once)."""
     status = span.status.description
-    return (
+    if (
         has_unwritable(span.name)
         or (status is not None and has_unwritable(status))
         or _bad_attributes(span.attributes)
         or any(has_unwritable(e.name) or _bad_attributes(e.attributes) for e in span.events)
-        or _bad_attributes(span.resource.attributes)
-    )
+    ):
+        return True
+    resource = span.resource  # (held by the batch's spans: no id is reused meanwhile)
+    bad = resources.get(id(resource))
+    if bad is None:
+        bad = resources[id(resource)] = _bad_attributes(resource.attributes)
+    return bad
 
 
 def _int_value(value: Any) -> Any:
@@ -148,14 +155,14 @@ def _escaped(span: ReadableSpan) -> ReadableSpan:
     )
 
 
-def _exportable(span: ReadableSpan, limits: Limits) -> ReadableSpan:
+def _exportable(span: ReadableSpan, limits: Limits, resources: dict[int, bool]) -> ReadableSpan:
     try:
         if limits.redact and _foreign(span):
             span = _scrubbed(span, limits)
     except Exception:  # an odd span is exported unscrubbed rather than breaking the batch
         pass
     try:
-        return _escaped(span) if _needs_escaping(span) else span
+        return _escaped(span) if _needs_escaping(span, resources) else span
     except Exception:  # the SDK encoder copes with it or drops it
         return span
 
@@ -171,8 +178,9 @@ def exportable_spans(spans: Sequence[ReadableSpan]) -> Sequence[ReadableSpan]:
     """
     limits = get_limits()
     out: list[ReadableSpan] | None = None
+    resources: dict[int, bool] = {}
     for at, span in enumerate(spans):
-        ready = _exportable(span, limits)
+        ready = _exportable(span, limits, resources)
         if ready is not span:
             if out is None:
                 out = list(spans)

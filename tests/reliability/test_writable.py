@@ -243,3 +243,24 @@ def test_a_foreign_span_with_a_huge_int_attribute_saves(
     assert node.attributes["n"] == "<int bits=16610>"
     assert node.attributes["ids"] == ["1", str(2**70)]
     assert node.events[0]["attributes"]["n"] == "<int bits=16610>"
+
+
+def test_every_span_of_a_resource_holding_a_lone_surrogate_is_escaped() -> None:
+    """The resource is judged once per batch, and that verdict holds for each of its spans:
+    all the spans of the resource with a lone surrogate are escaped (their resource's text
+    made writable), the spans of a clean resource come back as they are."""
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.trace import SpanContext, TraceFlags
+
+    from flow_xray.sdk.span_text import exportable_spans
+
+    odd, clean = Resource({"host.name": "box-\udc80"}), Resource({"host.name": "box"})
+    spans = [
+        ReadableSpan(name=f"s{i}", context=SpanContext(5, 10 + i, False, TraceFlags(1)), resource=r)
+        for i, r in enumerate([odd, clean, odd, clean, odd])
+    ]
+    out = exportable_spans(spans)
+    assert [ready is span for ready, span in zip(out, spans, strict=True)] == [
+        False, True, False, True, False
+    ]  # fmt: skip
+    assert {dict(s.resource.attributes)["host.name"] for s in out} == {"box-\\udc80", "box"}

@@ -2,7 +2,7 @@
 
 Phoenix runs from its own virtualenv through ``phoenix_loopback.py`` (which
 keeps its gRPC receiver on 127.0.0.1), in a temporary working directory, on
-the standard OTLP ports when they are free and on free loopback ports if not.
+free loopback ports.
 Spans are read back through its REST API.
 """
 
@@ -51,16 +51,6 @@ def free_port() -> int:
         return port
 
 
-def _port_or_free(preferred: int) -> int:
-    """The standard OTLP port when it is free, else any free loopback port."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind(("127.0.0.1", preferred))
-        except OSError:
-            return free_port()
-    return preferred
-
-
 @dataclass(frozen=True)
 class Phoenix:
     """A running Phoenix: its HTTP base URL (OTLP/HTTP + REST) and gRPC endpoint."""
@@ -99,9 +89,18 @@ class Phoenix:
             return False
 
 
+# Bind failures in Phoenix's log: another process (a test worker starting its own
+# Phoenix) took a port between `free_port` and Phoenix binding it.
+_PORT_TAKEN = ("Failed to bind", "address already in use", "Address already in use")
+_ATTEMPTS = 3
+
+
 @contextmanager
 def start_phoenix(python: str) -> Iterator[Phoenix]:
     """Run Phoenix with interpreter ``python`` until the block ends; stop it by its pid.
+
+    Phoenix gets free loopback ports; when one was taken before Phoenix bound it
+    (two test workers starting Phoenix at once), it starts again on others.
 
     Raises:
         PhoenixMissing: ``python`` does not exist or cannot import Phoenix.
@@ -109,43 +108,61 @@ def start_phoenix(python: str) -> Iterator[Phoenix]:
     """
     if not Path(python).exists():
         raise PhoenixMissing(f"Phoenix interpreter not found at {python}")
-    http_port, grpc_port = _port_or_free(4318), _port_or_free(4317)
-    with tempfile.TemporaryDirectory(prefix="flow-xray-phoenix-") as workdir:
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith("OTEL_")},
-            "PHOENIX_HOST": "127.0.0.1",
-            "PHOENIX_PORT": str(http_port),
-            "PHOENIX_GRPC_PORT": str(grpc_port),
-            "PHOENIX_WORKING_DIR": workdir,
-            "PHOENIX_TELEMETRY_ENABLED": "false",
-            "PHOENIX_ALLOW_EXTERNAL_RESOURCES": "false",
-        }
-        log_path = Path(workdir) / "phoenix.log"
-        with log_path.open("wb") as log:
-            process = subprocess.Popen(
-                [python, str(HERE / "phoenix_loopback.py"), "serve"],
-                cwd=workdir,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        server = Phoenix(
-            http_url=f"http://127.0.0.1:{http_port}", grpc_url=f"http://127.0.0.1:{grpc_port}"
-        )
-        try:
-            deadline = time.monotonic() + START_TIMEOUT_S
-            while not server.healthy():
-                if process.poll() is not None or time.monotonic() > deadline:
-                    tail = log_path.read_text(errors="replace")[-2000:]
-                    if "No module named 'phoenix" in tail:
-                        raise PhoenixMissing(f"arize-phoenix is not installed for {python}")
-                    raise PhoenixFailed(f"Phoenix not healthy after {START_TIMEOUT_S} s:\n{tail}")
-                time.sleep(0.5)
-            yield server
-        finally:
-            process.terminate()
+    for attempt in range(1, _ATTEMPTS + 1):
+        with tempfile.TemporaryDirectory(prefix="flow-xray-phoenix-") as workdir:
+            process, server, log_path = _launch(python, Path(workdir))
             try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=5)
+                tail = _wait_until_healthy(process, server, log_path)
+                if tail is None:
+                    yield server
+                    return
+                if "No module named 'phoenix" in tail:
+                    raise PhoenixMissing(f"arize-phoenix is not installed for {python}")
+                if attempt == _ATTEMPTS or not any(word in tail for word in _PORT_TAKEN):
+                    raise PhoenixFailed(f"Phoenix not healthy after {START_TIMEOUT_S} s:\n{tail}")
+            finally:
+                process.terminate()
+                try:
+                    process.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait(timeout=5)
+
+
+def _launch(python: str, workdir: Path) -> tuple[subprocess.Popen[bytes], Phoenix, Path]:
+    """Phoenix started in ``workdir`` on two free loopback ports, and its log."""
+    http_port, grpc_port = free_port(), free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("OTEL_")},
+        "PHOENIX_HOST": "127.0.0.1",
+        "PHOENIX_PORT": str(http_port),
+        "PHOENIX_GRPC_PORT": str(grpc_port),
+        "PHOENIX_WORKING_DIR": str(workdir),
+        "PHOENIX_TELEMETRY_ENABLED": "false",
+        "PHOENIX_ALLOW_EXTERNAL_RESOURCES": "false",
+    }
+    log_path = workdir / "phoenix.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [python, str(HERE / "phoenix_loopback.py"), "serve"],
+            cwd=workdir,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    server = Phoenix(
+        http_url=f"http://127.0.0.1:{http_port}", grpc_url=f"http://127.0.0.1:{grpc_port}"
+    )
+    return process, server, log_path
+
+
+def _wait_until_healthy(
+    process: subprocess.Popen[bytes], server: Phoenix, log_path: Path
+) -> str | None:
+    """None once Phoenix answers healthy; the tail of its log if it exits or runs out of time."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while not server.healthy():
+        if process.poll() is not None or time.monotonic() > deadline:
+            return log_path.read_text(errors="replace")[-2000:]
+        time.sleep(0.5)
+    return None

@@ -131,6 +131,27 @@ def test_spans_built_by_hand_without_a_scope_or_an_end_are_written_alike() -> No
     _same(spans)
 
 
+def test_spans_of_equal_resources_and_scopes_are_grouped_as_the_sdk_groups_them() -> None:
+    """Resources and scopes equal but not the same objects, spans of each interleaved: one
+    group per equal resource, then per equal scope, in first-seen order, as officially."""
+    first, again, other = (Resource({"service.name": n}) for n in ("a", "a", "b"))
+    lib, lib_again, tool = (InstrumentationScope(*n) for n in (("x", "1"), ("x", "1"), ("y",)))
+    pairs = [(first, lib), (other, tool), (again, lib_again), (first, tool), (other, lib_again)]
+    pairs += [(again, None), (first, lib_again), (other, None)]
+    spans = [
+        ReadableSpan(
+            name=f"s{i}",
+            context=SpanContext(7, 100 + i, False, TraceFlags(1)),
+            resource=resource,
+            instrumentation_scope=scope,
+        )
+        for i, (resource, scope) in enumerate(pairs)
+    ]
+    document = spans_to_otlp_json(spans)
+    assert [len(r["scopeSpans"]) for r in document["resourceSpans"]] == [3, 3]
+    _same(spans)
+
+
 def test_values_the_fast_path_leaves_alone_are_written_the_official_way(
     monkeypatch: Any,
 ) -> None:

@@ -66,7 +66,22 @@ def _resource(
             raise ConfigurationError("service_name must not be empty")
         attributes[SERVICE_NAME] = service_name
     # Resource.create merges OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME under ours.
-    return Resource.create(attributes)  # type: ignore[arg-type]
+    created = Resource.create(attributes)  # type: ignore[arg-type]
+    return _HashedResource(created.attributes, created.schema_url)
+
+
+class _HashedResource(Resource):
+    """A `Resource` that works out its hash once. The SDK's OTLP encoder groups a batch's
+    spans by their resource, and `Resource.__hash__` writes the attributes out as sorted
+    JSON on every call: 2.5 µs for each span exported. Equal to, and hashing as, the
+    `Resource` of the same attributes (they cannot change)."""
+
+    _hash: int | None = None
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = super().__hash__()
+        return self._hash
 
 
 def environment_service_name() -> str | None:

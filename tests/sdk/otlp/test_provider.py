@@ -144,6 +144,34 @@ def test_service_name_and_resource_attributes_reach_the_backend(
     assert (resource["deployment.environment"], resource["team"]) == ("test", "arg")
 
 
+def test_the_provider_resource_hashes_once_and_equals_the_sdk_resource(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """configure()'s resource is the SDK's `Resource` of the same attributes (equal, the same
+    hash, one group in the SDK's OTLP encoder with a plain one) that works its hash out once:
+    the encoder hashes it for every span it exports."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.trace import SpanContext, TraceFlags
+
+    provider = configure(set_global=False, service_name="svc", resource_attributes={"a": 1})
+    plain = Resource.create({"service.name": "svc", "a": 1})
+    ours = provider.resource
+    assert ours == plain and plain == ours and hash(ours) == hash(plain)
+    spans = [
+        ReadableSpan(name=f"s{i}", context=SpanContext(3, 5 + i, False, TraceFlags(1)), resource=r)
+        for i, r in enumerate([ours, plain, ours])
+    ]
+    (group,) = encode_spans(spans).resource_spans
+    assert len(group.scope_spans[0].spans) == 3
+    made = []
+    sdk_hash = Resource.__hash__
+    monkeypatch.setattr(Resource, "__hash__", lambda r: made.append(r) or sdk_hash(r))
+    fresh = configure(set_global=False, service_name="other").resource
+    assert len({hash(fresh) for _ in range(100)}) == 1 and len(made) == 1
+
+
 def test_otel_service_name_is_used_without_an_argument(monkeypatch: pytest.MonkeyPatch) -> None:
     """OTEL_SERVICE_NAME names the service when configure() is not told otherwise."""
     monkeypatch.setenv("OTEL_SERVICE_NAME", "env-service")

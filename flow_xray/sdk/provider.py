@@ -20,7 +20,7 @@ import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 from opentelemetry import trace as trace_api
@@ -82,6 +82,11 @@ class _HashedResource(Resource):
         if self._hash is None:
             self._hash = super().__hash__()
         return self._hash
+
+    def __reduce__(self) -> tuple[type[Resource], tuple[dict[str, Any], str | None]]:
+        # Copied or pickled as a plain `Resource`: a str's hash differs from one process
+        # to the next, so the one worked out here must not travel.
+        return Resource, (dict(self.attributes), self.schema_url)
 
 
 def environment_service_name() -> str | None:

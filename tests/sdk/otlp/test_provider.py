@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import pickle
 from pathlib import Path
 
 import pytest
@@ -170,6 +171,9 @@ def test_the_provider_resource_hashes_once_and_equals_the_sdk_resource(
     monkeypatch.setattr(Resource, "__hash__", lambda r: made.append(r) or sdk_hash(r))
     fresh = configure(set_global=False, service_name="other").resource
     assert len({hash(fresh) for _ in range(100)}) == 1 and len(made) == 1
+    # Pickled or copied, it is a plain Resource (its hash is worked out again where it lands).
+    back = pickle.loads(pickle.dumps(fresh))
+    assert type(back) is Resource and back == fresh and "_hash" not in vars(back)
 
 
 def test_otel_service_name_is_used_without_an_argument(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -115,20 +115,26 @@ def _stored(ints: array[int], params: list[Any]) -> tuple[str, bytes, list[Any]]
     take twice their room), whichever of the two gzips smaller on the first `TRIAL`; as
     they are when a difference reaches 2**53 (where the page's float sums stop being
     exact)."""
-    steps = array("q", map(operator.sub, ints, itertools.chain((0,), ints)))
-    if max(map(abs, steps), default=0) >= _EXACT or _gzipped(ints) < _gzipped(steps):
-        kind, data = "K", ints
-    else:
-        kind, data = "N", steps
+    kind, data = "K", ints
+    head = ints[:TRIAL]
+    if _gzipped(_steps(head)) <= _gzipped(head):
+        steps = _steps(ints)
+        if max(map(abs, steps), default=0) < _EXACT:
+            kind, data = "N", steps
     if sys.byteorder != "little":
         data = array("q", data)
         data.byteswap()
     return (kind, _planes(data.tobytes()), params)
 
 
+def _steps(ints: array[int]) -> array[int]:
+    """The difference of each integer to the one before (the first's to 0)."""
+    return array("q", map(operator.sub, ints, itertools.chain((0,), ints)))
+
+
 def _gzipped(ints: array[int]) -> int:
-    """The size of the first `TRIAL` of ``ints`` as planes, compressed as the page is."""
-    return len(zlib.compress(_planes(ints[:TRIAL].tobytes()), LEVEL))
+    """The size of ``ints`` as planes, compressed as the page is."""
+    return len(zlib.compress(_planes(ints.tobytes()), LEVEL))
 
 
 def _scaled(values: Sequence[float], scale: float) -> list[int] | None:

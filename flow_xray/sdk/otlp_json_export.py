@@ -80,18 +80,16 @@ def _direct(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
     # Grouped as the SDK's encoder groups: by resource, then scope, in first-seen order.
     # Each object is looked up by identity first: a batch's spans share one resource and
     # a few scopes, and a `Resource` hashes the JSON text of its attributes each time.
+    # (Each entry holds the objects it was made for: an id is never reused meanwhile.)
     groups: dict[Any, dict[Any, list[dict[str, Any]]]] = {}
-    by_resource: dict[int, dict[Any, list[dict[str, Any]]]] = {}
-    by_scope: dict[tuple[int, int], list[dict[str, Any]]] = {}
-    for span in spans:  # (the spans hold their resources and scopes: no id is reused)
+    by_id: dict[tuple[int, int], tuple[Any, Any, list[dict[str, Any]]]] = {}
+    for span in spans:
         resource, scope = span.resource, span.instrumentation_scope or None
-        encoded = by_scope.get((id(resource), id(scope)))
-        if encoded is None:
-            scopes = by_resource.get(id(resource))
-            if scopes is None:
-                scopes = by_resource[id(resource)] = groups.setdefault(resource, {})
-            encoded = by_scope[id(resource), id(scope)] = scopes.setdefault(scope, [])
-        encoded.append(_span(span))
+        seen = by_id.get((id(resource), id(scope)))
+        if seen is None or seen[0] is not resource or seen[1] is not scope:
+            encoded = groups.setdefault(resource, {}).setdefault(scope, [])
+            seen = by_id[id(resource), id(scope)] = (resource, scope, encoded)
+        seen[2].append(_span(span))
     resource_spans = []
     for resource, scopes in groups.items():
         scope_spans = []

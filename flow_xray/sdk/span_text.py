@@ -50,9 +50,10 @@ def _bad_attributes(attributes: Mapping[str, Any] | None) -> bool:
     )
 
 
-def _needs_escaping(span: ReadableSpan, resources: dict[int, bool]) -> bool:
-    """Whether ``span`` holds anything to escape; ``resources``: the verdict on each resource
-    seen in the batch, by identity (a batch's spans share one, its attributes read once)."""
+def _needs_escaping(span: ReadableSpan, resources: dict[int, tuple[Any, bool]]) -> bool:
+    """Whether ``span`` holds anything to escape; ``resources``: each resource seen in the
+    batch and its verdict, by identity (a batch's spans share one: its attributes are
+    read once)."""
     status = span.status.description
     if (
         has_unwritable(span.name)
@@ -61,11 +62,11 @@ def _needs_escaping(span: ReadableSpan, resources: dict[int, bool]) -> bool:
         or any(has_unwritable(e.name) or _bad_attributes(e.attributes) for e in span.events)
     ):
         return True
-    resource = span.resource  # (held by the batch's spans: no id is reused meanwhile)
-    bad = resources.get(id(resource))
-    if bad is None:
-        bad = resources[id(resource)] = _bad_attributes(resource.attributes)
-    return bad
+    resource = span.resource
+    seen = resources.get(id(resource))  # (it holds its resource: the id is not reused)
+    if seen is None or seen[0] is not resource:
+        seen = resources[id(resource)] = (resource, _bad_attributes(resource.attributes))
+    return seen[1]
 
 
 def _int_value(value: Any) -> Any:
@@ -155,7 +156,9 @@ def _escaped(span: ReadableSpan) -> ReadableSpan:
     )
 
 
-def _exportable(span: ReadableSpan, limits: Limits, resources: dict[int, bool]) -> ReadableSpan:
+def _exportable(
+    span: ReadableSpan, limits: Limits, resources: dict[int, tuple[Any, bool]]
+) -> ReadableSpan:
     try:
         if limits.redact and _foreign(span):
             span = _scrubbed(span, limits)
@@ -178,7 +181,7 @@ def exportable_spans(spans: Sequence[ReadableSpan]) -> Sequence[ReadableSpan]:
     """
     limits = get_limits()
     out: list[ReadableSpan] | None = None
-    resources: dict[int, bool] = {}
+    resources: dict[int, tuple[Any, bool]] = {}
     for at, span in enumerate(spans):
         ready = _exportable(span, limits, resources)
         if ready is not span:

@@ -264,3 +264,27 @@ def test_every_span_of_a_resource_holding_a_lone_surrogate_is_escaped() -> None:
         False, True, False, True, False
     ]  # fmt: skip
     assert {dict(s.resource.attributes)["host.name"] for s in out} == {"box-\\udc80", "box"}
+
+
+def test_a_resource_made_anew_on_each_read_is_judged_each_time() -> None:
+    """A span class whose resource is a new object on each read (the one before gone, its
+    id free for the next): the batch's verdicts by identity never lend one resource's
+    verdict to another."""
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.trace import SpanContext, TraceFlags
+
+    from flow_xray.sdk.span_text import exportable_spans
+
+    class MadeOnRead(ReadableSpan):
+        @property
+        def resource(self) -> Resource:
+            return Resource({"host.name": "box-\udc80" if self.name[:1] == "b" else "box"})
+
+    spans = [
+        MadeOnRead(name=f"{side}{i}", context=SpanContext(5, 40 + i, False, TraceFlags(1)))
+        for i, side in enumerate("abab" * 8)
+    ]
+    out = exportable_spans(spans)
+    assert [ready is not span for ready, span in zip(out, spans, strict=True)] == [
+        span.name[:1] == "b" for span in spans
+    ]

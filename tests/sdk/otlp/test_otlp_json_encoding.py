@@ -152,6 +152,27 @@ def test_spans_of_equal_resources_and_scopes_are_grouped_as_the_sdk_groups_them(
     _same(spans)
 
 
+class _MadeOnRead(ReadableSpan):
+    """A span whose resource is a new object each time it is read (as a proxy's may be):
+    the one read before is gone, and its id may come back for another."""
+
+    @property
+    def resource(self) -> Resource:
+        return Resource({"service.name": self.name[:1]})
+
+
+def test_resources_made_anew_on_each_read_are_grouped_by_what_they_hold() -> None:
+    """Looked up by identity first, each resource is held while it is: one made anew on
+    each read, and dropped, never lends its id to a different one."""
+    spans = [
+        _MadeOnRead(name=f"{side}{i}", context=SpanContext(7, 300 + i, False, TraceFlags(1)))
+        for i, side in enumerate("aab" * 8)
+    ]
+    document = spans_to_otlp_json(spans)
+    assert [len(r["scopeSpans"][0]["spans"]) for r in document["resourceSpans"]] == [16, 8]
+    _same(spans)
+
+
 def test_values_the_fast_path_leaves_alone_are_written_the_official_way(
     monkeypatch: Any,
 ) -> None:

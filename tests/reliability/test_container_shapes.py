@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 from hostile_values import HOOKS, STOPS, BlockingAsDict, LazyObject, Ordered, Tripwire, hostile
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from flow_xray import trace
 from flow_xray.serialize import get_limits
@@ -118,6 +118,9 @@ def ident(value: Any) -> Any:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(VALUES)
+# Lazy values under names whose value decides whether they are hidden (once found at random).
+@example({"Pwd": LazyObject(dict)})
+@example({"token": LazyObject(dict), "session": [LazyObject(dict)]})
 def test_any_container_shape_is_recorded_within_its_cap(value: Any) -> None:
     """The caller gets its object back; the input is JSON within the cap; no tripwire runs."""
     Tripwire.reset()

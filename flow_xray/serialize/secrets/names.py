@@ -249,13 +249,14 @@ def hides_value(name: str, value: Any, limits: Limits) -> bool:
         rule = _value_rule(name[:_NAME_CAP], limits)
     if not rule:
         return True
-    if isinstance(value, str):
+    kind = type(value)  # by type: ``isinstance`` would read a lazy proxy's ``__class__``
+    if issubclass(kind, str):
         if rule == "token":
             return could_be_token(value)
         return _PATH.match(value) is None
     if rule == "token":
         return False
-    return not (value is None or isinstance(value, (bool, int, float)))
+    return not (value is None or issubclass(kind, (bool, int, float)))
 
 
 __all__ = [

@@ -78,29 +78,28 @@ _DEFAULT_STATE: Final = INVALID_SPAN.get_span_context().trace_state
 
 
 def _api_layout() -> bool:
-    """Whether a `SpanContext` is the 6-tuple this API version's constructor builds (then
-    `_new_context` builds one directly)."""
+    """Whether a `SpanContext` is the 6-tuple this API version's constructor builds:
+    ``(trace id, span id, is remote, flags, state, is valid)``. The local recorder builds
+    and reads span contexts as such tuples (no range checks, no property calls: a third of
+    what starting a span costs); with any other layout captures take the SDK path."""
     probe = SpanContext(3, 5, False, _SAMPLED, None)
     return tuple(probe) == (3, 5, False, _SAMPLED, _DEFAULT_STATE, True) and probe.is_valid
 
 
-_DIRECT_CONTEXT: Final = _api_layout()
+_API_LAYOUT: Final = _api_layout()
 _tuple_new: Final = tuple.__new__
 
 
 def _new_context(trace_id: int, span_id: int, flags: TraceFlags, state: Any) -> SpanContext:
     """The context of a span started here: ids from `_getrandbits`, never 0 and within their
-    bits, so valid. Built as the API's constructor builds it, without its range checks
-    (a third of the cost) when the API lays it out as expected."""
-    if _DIRECT_CONTEXT:
-        fields = (trace_id, span_id, False, flags, _DEFAULT_STATE if state is None else state, True)
-        return _tuple_new(SpanContext, fields)
-    return SpanContext(trace_id, span_id, False, flags, state)
+    bits, so valid. Built as the API's constructor builds it, without its range checks."""
+    fields = (trace_id, span_id, False, flags, _DEFAULT_STATE if state is None else state, True)
+    return _tuple_new(SpanContext, fields)
 
 
 def local_recording_allowed() -> bool:
     """Whether captures may use the local recorder here (see the module's docstring)."""
-    if os.environ.get(RECORDER_ENV, "").strip().lower() == "sdk":
+    if not _API_LAYOUT or os.environ.get(RECORDER_ENV, "").strip().lower() == "sdk":
         return False
     return not any(os.environ.get(name, "").strip() for name in _SDK_CHOICES)
 
@@ -160,6 +159,7 @@ class LocalTracer(trace_api.Tracer):
     def __init__(self, provider: LocalProvider, scope: InstrumentationScope) -> None:
         self.provider = provider
         self.scope = scope
+        self.scope_name = scope.name  # (read for every span stored: `flow_xray.sdk.rows.to_row`)
 
     def start_span(
         self,
@@ -176,12 +176,12 @@ class LocalTracer(trace_api.Tracer):
         if parent is not None and not isinstance(parent, SpanContext):
             raise TypeError("parent_span_context must be a SpanContext or None.")
         flags, state = _SAMPLED, None
-        if parent is None or not parent.is_valid:
+        # (fields read as the tuple they are, see `_api_layout`: properties cost a call each)
+        if parent is None or not parent[5]:
             parent = None
             trace_id = _getrandbits(128) or 1
         else:
-            trace_id, state = parent.trace_id, parent.trace_state
-            inherited = parent.trace_flags
+            trace_id, _, _, inherited, state, _ = parent
             if inherited != _SAMPLED:  # (a local parent's flags are ours: nothing to decide)
                 if not inherited.sampled:  # ParentBased: an unsampled parent's child
                     return NonRecordingSpan(
@@ -195,9 +195,10 @@ class LocalTracer(trace_api.Tracer):
                     )
                 if not getattr(inherited, "random_trace_id", True):
                     flags = TraceFlags(TraceFlags.SAMPLED)
+        span_id = _getrandbits(64) or 1
         span = LocalSpan(
             name,
-            _new_context(trace_id, _getrandbits(64) or 1, flags, state),
+            _new_context(trace_id, span_id, flags, state),
             parent,
             self,
             kind,
@@ -214,7 +215,7 @@ class LocalTracer(trace_api.Tracer):
                 if link:
                     span.add_link(link.context, link.attributes)
         span._start_time = start_time if start_time is not None else time_ns()
-        self.provider.processor.on_start(span, context)  # type: ignore[arg-type]
+        self.provider.processor.started(span, span_id)  # type: ignore[arg-type]
         return span
 
     def end_call(

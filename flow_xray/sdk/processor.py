@@ -137,6 +137,11 @@ def _compact(collector: Collector) -> None:
 _INCOMPLETE: Final = MappingProxyType({attr.INCOMPLETE: True})
 
 
+def _span_id(span: ReadableSpan) -> int:
+    ctx = span.context
+    return ctx.span_id if ctx else 0
+
+
 def _pass_usage_up(span: ReadableSpan) -> None:
     """Report which LLM usage this span and those inside it carried (`flow_xray.runtime.usage`)."""
     attributes = getattr(span, "_attributes", None)  # a local span's plain dict
@@ -170,11 +175,22 @@ class FlowXrayProcessor(SpanProcessor):
     # --- SpanProcessor hooks ------------------------------------------------
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        self.started(span)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        self.ended(span)
+
+    # (The local recorder calls these two with its span's id at hand: `flow_xray.sdk.local`.)
+
+    def started(self, span: Span, span_id: int | None = None) -> None:
+        """A span started: it joins the captures listening here (``span_id``: its id, when
+        the caller has it at hand)."""
         collectors: tuple[Collector, ...] = captures.listeners()  # type: ignore[assignment]
         if not collectors:
             return
         try:
-            span_id = span.context.span_id
+            if span_id is None:
+                span_id = span.context.span_id
             streamed = closed = False
             with self._lock:
                 for collector in collectors:  # one pass: the common case is one open capture
@@ -196,7 +212,8 @@ class FlowXrayProcessor(SpanProcessor):
         except Exception:
             logger.debug("flow-xray processor: on_start failed", exc_info=True)
 
-    def on_end(self, span: ReadableSpan) -> None:
+    def ended(self, span: ReadableSpan, span_id: int | None = None) -> None:
+        """A span ended: each capture it joined stores it (``span_id`` as in `started`)."""
         try:
             _pass_usage_up(span)
         except Exception:
@@ -205,8 +222,7 @@ class FlowXrayProcessor(SpanProcessor):
         if not members:
             return
         try:
-            ctx = span.context
-            span_id = ctx.span_id if ctx else 0
+            span_id = _span_id(span) if span_id is None else span_id
             streamed = False
             with self._lock:
                 collectors = members.pop(span_id, None)

@@ -48,13 +48,17 @@ def to_row(span: ReadableSpan | LocalSpan) -> Row:
     `LocalSpan` (the local recorder's) from its own fields.
     """
     if type(span) is LocalSpan:  # the local recorder's: its own fields
-        ctx, parent, name = span._span_context, span._parent, span._name
+        ctx, parent = span._span_context, span._parent
+        # (its span contexts read as the tuples they are: see `flow_xray.sdk.local._api_layout`)
+        trace_id, span_id, parent_id = ctx[0], ctx[1], parent[1] if parent is not None else 0
+        name: Any = span._name
         start: int | None = span._start_time
         end: int | None = span._end_time
         status = span._status
-        items: Mapping[str, Any] = span.attributes
+        stored = span._attributes
+        items: Mapping[str, Any] = stored if type(stored) is dict else stored._dict  # type: ignore[union-attr]
         events: Any = span._events
-        scope: Any = span._tracer.scope
+        scope_name: str | None = span._tracer.scope_name
     else:
         try:
             fields = span.__dict__
@@ -79,15 +83,17 @@ def to_row(span: ReadableSpan | LocalSpan) -> Row:
                 span.status,
             )
             items, events, scope = span.attributes or {}, span.events, span.instrumentation_scope
+        trace_id, span_id = (ctx.trace_id, ctx.span_id) if ctx else (0, 0)
+        parent_id = parent.span_id if parent is not None else 0
+        scope_name = scope.name if scope is not None else None
     keys, values = tuple(items), tuple(items.values())
-    scope_name = scope.name if scope is not None else None
     if scope_name and scope_name != TRACER_NAME:  # another instrumentation's span: keep its scope
         keys, values = (*keys, attr.OTEL_SCOPE_NAME), (*bounded_ints(values), scope_name)
     code = status.status_code
     return (
-        ctx.trace_id if ctx else 0,
-        ctx.span_id if ctx else 0,
-        parent.span_id if parent is not None else 0,
+        trace_id,
+        span_id,
+        parent_id,
         name,
         start or 0,
         end or 0,

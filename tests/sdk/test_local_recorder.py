@@ -42,17 +42,20 @@ Drive = Callable[[trace_api.Tracer], None]
 
 
 class _Ended:
-    """Stands in for the collecting processor: keeps the spans the recorder ends."""
+    """Stands in for the collecting processor: keeps the spans the recorder starts and ends
+    (and checks the ids it hands over are theirs)."""
 
     def __init__(self) -> None:
-        self.started: list[Any] = []
-        self.ended: list[Any] = []
+        self.started_spans: list[Any] = []
+        self.ended_spans: list[Any] = []
 
-    def on_start(self, span: Any, parent_context: Any = None) -> None:
-        self.started.append(span)
+    def started(self, span: Any, span_id: int | None = None) -> None:
+        assert span_id == span.context.span_id
+        self.started_spans.append(span)
 
-    def on_end(self, span: Any) -> None:
-        self.ended.append(span)
+    def ended(self, span: Any, span_id: int | None = None) -> None:
+        assert span_id == span.context.span_id
+        self.ended_spans.append(span)
 
 
 @contextlib.contextmanager
@@ -90,7 +93,7 @@ def _both(drive: Drive) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     kept = _Ended()
     drive(LocalProvider(kept).get_tracer("bench.lib", "1.0"))  # type: ignore[arg-type]
     sdk.shutdown()
-    return [_plain(s) for s in exporter.get_finished_spans()], [_plain(s) for s in kept.ended]
+    return [_plain(s) for s in exporter.get_finished_spans()], [_plain(s) for s in kept.ended_spans]
 
 
 class _Shown:
@@ -287,8 +290,8 @@ def test_span_contexts_follow_the_sdks_default_sampler_and_ids() -> None:
     assert dropped.get_span_context().trace_flags == sdk_dropped.get_span_context().trace_flags
     for span in (child, root):
         span.end()
-    assert [s.name for s in kept.ended] == ["child", "root"]
-    assert [s.name for s in kept.started] == ["root", "child"]
+    assert [s.name for s in kept.ended_spans] == ["child", "root"]
+    assert [s.name for s in kept.started_spans] == ["root", "child"]
 
 
 def test_a_span_context_made_directly_is_the_apis() -> None:

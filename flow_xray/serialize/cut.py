@@ -56,8 +56,6 @@ def _json_encoder(ascii_only: bool) -> Callable[[Any], str]:
 
 
 encode_json = _json_encoder(ascii_only=False)
-# A str's JSON text, as `encode_json` writes it (the C function when available).
-quote_json: Final[Callable[[str], str]] = json.encoder.encode_basestring
 # Used only when the text holds lone surrogates, which are not valid UTF-8.
 _encode_json_ascii = _json_encoder(ascii_only=True)
 

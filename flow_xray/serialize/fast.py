@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from flow_xray.serialize.cut import encode_json, quote_json
+from flow_xray.serialize.cut import encode_json
 from flow_xray.serialize.limits import Limits
 from flow_xray.serialize.secrets import (
     CLEAN_MAX_LEN,
@@ -132,81 +132,21 @@ def holds_secret(text: str, limits: Limits) -> bool:
 def fits(value: Any, max_bytes: int) -> str | None:
     """The JSON text of a plain value if it fits `max_bytes`, else None."""
     try:
-        return _sized(encode_json(value), max_bytes)
-    except ValueError:  # NaN/Infinity
-        return None
-
-
-def _sized(text: str, max_bytes: int) -> str | None:
-    """``text`` if its UTF-8 form fits `max_bytes`, else None (and None for lone surrogates)."""
-    if text.isascii():
-        return text if len(text) <= max_bytes else None
-    try:
+        text = encode_json(value)
+        if text.isascii():
+            return text if len(text) <= max_bytes else None
         return text if len(text.encode("utf-8")) <= max_bytes else None
-    except ValueError:  # lone surrogates
+    except ValueError:  # NaN/Infinity, or lone surrogates in the UTF-8 check
         return None
-
-
-# The JSON text of a member's name and colon (``"name":``), per name: the names of one
-# function's arguments and of its results' keys recur on every call.
-_MEMBERS: Final[dict[str, str]] = {}
-_MEMBERS_MAX: Final = 4096
-
-
-def _member(key: str) -> str:
-    text = _MEMBERS.get(key)
-    if text is None:
-        if len(_MEMBERS) >= _MEMBERS_MAX:
-            _MEMBERS.clear()
-        text = _MEMBERS[key] = quote_json(key) + ":"
-    return text
 
 
 def fast_object(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> str | None:
     """JSON for a dict of plain values (arguments, a result), secret top-level names
-    redacted; None to take the walk.
-
-    A dict of scalars without a secret name (the common arguments and results) is
-    written here member by member, as the C encoder writes it (`encode_json`);
-    anything else is checked by `_checked_object`.
-    """
+    redacted; None to take the walk."""
     if len(arguments) > limits.max_items:
         return None
     secret = secret_name_cache(limits) if limits.redact else None
     clean = clean_strings(limits)
-    parts: list[str] = []
-    for key, value in arguments.items():
-        if type(key) is not str:
-            return None
-        if secret is not None and secret.get(key, True) and is_secret_name(key, limits):
-            return _checked_object(arguments, limits, max_bytes)
-        kind = type(value)
-        if kind is str:
-            size = len(value)
-            if size > limits.max_string or (
-                size >= 8 and secret is not None and value not in clean and _dirty(value, limits)
-            ):
-                return None
-            parts.append(_member(key) + quote_json(value))
-        elif kind is int:
-            if not -_FAST_INT < value < _FAST_INT:
-                return None
-            parts.append(_member(key) + int.__repr__(value))
-        elif kind is float:
-            if value - value != 0.0:  # NaN or infinite: not JSON (the walk writes them)
-                return None
-            parts.append(_member(key) + float.__repr__(value))
-        elif kind is bool or value is None:
-            parts.append(_member(key) + ("null" if value is None else "true" if value else "false"))
-        else:
-            return _checked_object(arguments, limits, max_bytes)
-    return _sized("{" + ",".join(parts) + "}", max_bytes)
-
-
-def _checked_object(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> str | None:
-    """`fast_object` of a dict holding containers or a secret name: every value checked
-    plain, secret names redacted, then the C encoder; None to take the walk."""
-    secret = secret_name_cache(limits) if limits.redact else None
     out: dict[Any, Any] | None = None
     budget = max_bytes
     for key, value in arguments.items():
@@ -220,9 +160,21 @@ def _checked_object(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -
             out = dict(arguments) if out is None else out
             out[key] = REDACTED
             continue
-        budget = plain_budget(value, 1, budget - len(key) - 4, limits, secret)
-        if budget < 0:
-            return None
+        kind = type(value)  # scalars inline: the common case, worth skipping a call
+        if kind is str:
+            size = len(value)
+            if size > limits.max_string or (
+                size >= 8 and secret is not None and value not in clean and _dirty(value, limits)
+            ):
+                return None
+            budget -= size
+        elif kind is int:
+            if not -_FAST_INT < value < _FAST_INT:
+                return None
+        elif not (kind is float or kind is bool or value is None):
+            budget = plain_budget(value, 1, budget - len(key) - 4, limits, secret)
+            if budget < 0:
+                return None
     return fits(arguments if out is None else out, max_bytes)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import pytest
@@ -15,8 +14,6 @@ from flow_xray.serialize import (
     encode_output,
     to_jsonable,
 )
-from flow_xray.serialize.fast import fast_object, fits
-from flow_xray.serialize.secrets import REDACTED, is_secret_name
 from tests.serialize.serialize_support import DEFAULT, strict_loads, utf8_size
 
 BIG = 1 << 20
@@ -140,36 +137,3 @@ def test_a_scalar_result_is_the_json_the_full_walk_writes(result: Any) -> None:
     assert text == json.dumps(to_jsonable(result, DEFAULT), separators=(",", ":"))
     tight = max(2, len(text) - 1)
     assert utf8_size(encode_output(result, DEFAULT, tight)[0]) <= tight
-
-
-scalar_members = st.dictionaries(
-    st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=8),
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.integers(min_value=-(2**70), max_value=2**70)
-    | st.floats()
-    | st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=30),
-    max_size=6,
-)
-
-
-@settings(max_examples=300, deadline=None)
-@given(members=scalar_members, max_bytes=st.integers(2, 400))
-def test_a_dict_of_scalars_is_written_as_the_c_encoder_writes_it(
-    members: dict[str, Any], max_bytes: int
-) -> None:
-    """`fast_object` writes a dict of scalars member by member: the same text as the C
-    encoder's (`fits`), or None where that gives none (NaN, lone surrogates, too big) or the
-    walk must decide (big ints, secrets); and always for a clean dict of short texts."""
-    fast = fast_object(members, DEFAULT, max_bytes)
-    redacted = {k: REDACTED if is_secret_name(k, DEFAULT) else v for k, v in members.items()}
-    if fast is not None:
-        assert fast == fits(redacted, max_bytes)
-    if (
-        redacted == members
-        and all(type(v) is not str or len(v) < 8 for v in members.values())
-        and all(type(v) is not int or abs(v) < 2**63 for v in members.values())
-        and all(type(v) is not float or math.isfinite(v) for v in members.values())
-    ):
-        assert fast == fits(members, max_bytes)

@@ -33,6 +33,7 @@ from opentelemetry.trace import (
 
 from flow_xray import trace
 from flow_xray.runtime import tracer as runtime_tracer
+from flow_xray.sdk import local as local_module
 from flow_xray.sdk.local import LocalProvider, _new_context, local_recording_allowed
 from flow_xray.sdk.local_span import LocalSpan
 from flow_xray.sdk.processor import attach, get_processor
@@ -382,6 +383,25 @@ def test_the_sdk_path_is_kept_where_the_environment_asks_for_sdk_behaviour(
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv(variable, value)
     assert local_recording_allowed() is allowed
+
+
+def test_an_api_laying_span_contexts_out_otherwise_gets_the_sdk_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The recorder reads span contexts as the API's 6-tuples: where the API's constructor
+    builds them otherwise, captures use SDK spans (the probe: a context of another layout)."""
+    assert local_module._api_layout() and local_recording_allowed()
+
+    class Shuffled(tuple):  # type: ignore[type-arg]
+        def __new__(cls, trace_id: int, span_id: int, *rest: Any, **named: Any) -> Shuffled:
+            return tuple.__new__(cls, (span_id, trace_id, False, TraceFlags(1), None, True))
+
+        is_valid = True
+
+    monkeypatch.setattr(local_module, "SpanContext", Shuffled)
+    assert not local_module._api_layout()
+    monkeypatch.setattr(local_module, "_API_LAYOUT", local_module._api_layout())
+    assert not local_recording_allowed()
 
 
 # --- whole captures, the two paths side by side ----------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -84,3 +85,29 @@ def test_lone_surrogates_are_kept() -> None:
     values = ["a\udc80"] * 3 + [f"b\udc80{i}" for i in range(600)]
     _, column = _round_trip(values)
     assert column.many(range(len(values))) == values
+
+
+def test_json_texts_over_several_chunks_read_by_any_rows() -> None:
+    """Chunks of JSON texts (each kept as the string it was written as, with where each text
+    ends) read the same row by row, whole, and picked in any order: across chunks, empty
+    strings and non-ASCII texts included; kinds, bounds and lengths as the texts say."""
+    chunks = [
+        [{"i": i, "s": "é" * (i % 3)} for i in range(37)],
+        ["", "x", 2**70, -1.5, None, [1, "\u2028"], {"a": ""}, *(f"t{i}" for i in range(30))],
+        [{"i": i} for i in range(300, 330)],
+    ]
+    encodings, column = _round_trip(*chunks)
+    assert encodings == ["json", "json", "json"]
+    values = [v for chunk in chunks for v in chunk]
+    count = len(values)
+    assert [column.value(row) for row in range(count)] == values
+    assert column.many(range(count)) == values
+    picked = [count - 1, 0, 40, 36, 37, 71, 5, 71]
+    assert column.many(picked) == [values[row] for row in picked]
+    assert column.many(iter(picked)) == [values[row] for row in picked]
+    assert column.kinds() == {"dict", "str", "int", "float", "NoneType", "list"}
+    (texts,) = column.columns()  # one column of three chunks
+    assert texts.number_bounds() == (-1.5, float(2**70))
+    assert column.longest() == max(
+        len(json.dumps(v, separators=(",", ":"), ensure_ascii=False)) for v in values
+    )

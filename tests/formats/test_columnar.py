@@ -111,3 +111,21 @@ def test_json_texts_over_several_chunks_read_by_any_rows() -> None:
     assert column.longest() == max(
         len(json.dumps(v, separators=(",", ":"), ensure_ascii=False)) for v in values
     )
+
+
+def test_table_codes_widen_as_chunks_add_to_the_table() -> None:
+    """A table column keeps its codes as narrow as its table allows: one byte each while it
+    holds at most 256 values, two once a later chunk's table takes it past that."""
+    first = [f"a{i}" for i in range(200)] * 4
+    second = [f"b{i}" for i in range(200)] * 4
+    encodings, column = _round_trip(first)
+    (table,) = column.columns()
+    assert encodings == ["table"] and table.codes.typecode == "B"  # type: ignore[attr-defined]
+    encodings, column = _round_trip(first, second, first)
+    assert encodings == ["table"] * 3
+    (table,) = column.columns()
+    assert table.codes.typecode == "H"  # type: ignore[attr-defined]
+    assert column.many(range(2400)) == first + second + first
+    assert [column.value(row) for row in (0, 799, 800, 1599, 1600, 2399)] == [
+        "a0", "a199", "b0", "b199", "a0", "a199",
+    ]  # fmt: skip

@@ -213,10 +213,11 @@ def _tree(rows: FileRows, parents: Sequence[int]) -> list[TraceNode]:
 class FileRows:
     """Reads `LazyNode` details from the file's columns (a `flow_xray.tree.lazy.RowReader`)."""
 
-    __slots__ = ("fields",)
+    __slots__ = ("fields", "readers")
 
     def __init__(self, fields: dict[str, Pieces]) -> None:
         self.fields = fields
+        self.readers = tuple((name, fields[name].reader()) for name in SPAN_FIELDS)
 
     def block(self, base: int) -> FileBlock:
         return FileBlock(self, base)
@@ -228,7 +229,7 @@ class FileRows:
         return [self.fields[name].many(rows, name in _RAW) for name in LAZY_FIELDS]
 
     def node(self, row: int) -> TraceNode:
-        values = {name: self.fields[name].value(row) for name in SPAN_FIELDS}
+        values = {name: read(row) for name, read in self.readers}
         if values["meta"]:
             check_usage(values["meta"], f"{row}")
         return new_node(**values)

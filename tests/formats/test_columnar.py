@@ -129,3 +129,15 @@ def test_table_codes_widen_as_chunks_add_to_the_table() -> None:
     assert [column.value(row) for row in (0, 799, 800, 1599, 1600, 2399)] == [
         "a0", "a199", "b0", "b199", "a0", "a199",
     ]  # fmt: skip
+
+
+def test_a_columns_reader_reads_as_value_does() -> None:
+    """`Pieces.reader()`: the one column's own reader when every chunk was written alike,
+    else the column's; both read every row as `value` does."""
+    alike = [[{"k": i} for i in range(40)], [{"k": -i} for i in range(40)]]
+    mixed = [["a", "b"] * 10, [{"k": i} for i in range(40)]]
+    for chunks, pieces in ((alike, 1), (mixed, 2)):
+        _, column = _round_trip(*chunks)
+        assert len(column.columns()) == pieces
+        read = column.reader()
+        assert [read(row) for row in range(column.rows)] == [v for c in chunks for v in c]

@@ -22,7 +22,8 @@ What stays exactly as on the SDK path:
   ``str``, ``bool``, ``int`` or ``float`` is cleaned by the API's own
   `BoundedAttributes`; events and exceptions as the SDK records them; status
   rules (OK is final, UNSET ignored); nothing changes once a span ended;
-- the spans reach the same collecting processor (``on_start`` / ``on_end``),
+- the spans reach the same collecting processor (``started`` / ``ended``, which
+  its SDK hooks ``on_start`` / ``on_end`` call),
   so captures, ``max_spans``, child-process streaming, LLM usage hand-up and
   the counting rule behave the same;
 - ``OTEL_SDK_DISABLED`` gives no-op tracers.

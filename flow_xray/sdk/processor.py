@@ -189,8 +189,7 @@ class FlowXrayProcessor(SpanProcessor):
         if not collectors:
             return
         try:
-            if span_id is None:
-                span_id = span.context.span_id
+            span_id = _span_id(span) if span_id is None else span_id
             streamed = closed = False
             with self._lock:
                 for collector in collectors:  # one pass: the common case is one open capture

@@ -7,7 +7,7 @@ The real ``openai`` client talks to the fake server; the calls are traced with
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -37,18 +37,20 @@ def chat_nodes(result: TraceResult) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def ask(need: Callable[[str], None], fake_llm: FakeLLM) -> Callable[..., Any]:
-    """``ask(messages, stream=False)``: one traced chat completion with the real client."""
+def ask(need: Callable[[str], None], fake_llm: FakeLLM) -> Iterator[Callable[..., Any]]:
+    """``ask(messages, stream=False)``: one traced chat completion with the real client
+    (closed after the test: its pooled connection would otherwise be left for the collector
+    to find unclosed, a ResourceWarning in whichever later test collects)."""
     need("openai")
     import openai
 
-    client = openai.OpenAI(base_url=fake_llm.openai_url, api_key="sk-test", max_retries=0)
+    with openai.OpenAI(base_url=fake_llm.openai_url, api_key="sk-test", max_retries=0) as client:
 
-    @trace(kind="llm")
-    def ask(messages: list[dict[str, str]], model: str = GPT, stream: bool = False) -> Any:
-        return client.chat.completions.create(model=model, messages=messages, stream=stream)
+        @trace(kind="llm")
+        def ask(messages: list[dict[str, str]], model: str = GPT, stream: bool = False) -> Any:
+            return client.chat.completions.create(model=model, messages=messages, stream=stream)
 
-    return ask
+        yield ask
 
 
 def test_a_22_turn_33_kb_conversation_keeps_every_turn(ask: Callable[..., Any]) -> None:

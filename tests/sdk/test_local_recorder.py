@@ -390,6 +390,8 @@ def test_an_api_laying_span_contexts_out_otherwise_gets_the_sdk_path(
 ) -> None:
     """The recorder reads span contexts as the API's 6-tuples: where the API's constructor
     builds them otherwise, captures use SDK spans (the probe: a context of another layout)."""
+    for name in ("FLOW_XRAY_RECORDER", "OTEL_TRACES_SAMPLER", "OTEL_PYTHON_ID_GENERATOR"):
+        monkeypatch.delenv(name, raising=False)  # (the suite also runs with the SDK path asked)
     assert local_module._api_layout() and local_recording_allowed()
 
     class Shuffled(tuple):  # type: ignore[type-arg]

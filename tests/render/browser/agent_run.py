@@ -37,13 +37,15 @@ _CLIENT: list[Any] = []  # the openai client of the current run
 def agent_run_trace() -> dict[str, Any]:
     """Run the agent and return its trace in JSON form (``TraceResult.to_dict()``)."""
     running = RunningServer()
+    client = openai.OpenAI(base_url=running.fake.openai_url, api_key="sk-test", max_retries=0)
     try:
-        client = openai.OpenAI(base_url=running.fake.openai_url, api_key="sk-test", max_retries=0)
         with trace.capture() as result:
             _CLIENT[:] = [client]
             with contextlib.suppress(ValueError):  # the run fails: the cause is in write_report
                 research_agent("Summarise the quarter for the board")
     finally:
+        _CLIENT.clear()
+        client.close()  # (its pooled connection is not left for the collector to find)
         running.stop()
     # Paths as a reader of the repository sees them (no machine's folders in a screenshot).
     text = json.dumps(result.to_dict()).replace(ROOT + "/", "")

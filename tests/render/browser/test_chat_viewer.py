@@ -60,18 +60,19 @@ def agent_run(fake: FakeLLM) -> dict[str, Any]:
     def ask_gpt(
         messages: list[Any], model: str = GPT, temperature: float = 0.2, max_tokens: int = 300
     ) -> Any:
-        return gpt().chat.completions.create(
-            model=model, messages=messages, temperature=temperature, max_tokens=max_tokens
-        )
+        with gpt() as client:  # (closed: no pooled connection left for the collector)
+            return client.chat.completions.create(
+                model=model, messages=messages, temperature=temperature, max_tokens=max_tokens
+            )
 
     @trace(kind="llm")
     def ask_claude(messages: list[Any], system: str, max_tokens: int = 256) -> Any:
-        client = anthropic.Anthropic(
+        with anthropic.Anthropic(
             base_url=fake.anthropic_url, api_key="sk-ant-test", max_retries=0
-        )
-        return client.messages.create(
-            model=CLAUDE, system=system, messages=messages, max_tokens=max_tokens
-        )
+        ) as client:
+            return client.messages.create(
+                model=CLAUDE, system=system, messages=messages, max_tokens=max_tokens
+            )
 
     @trace
     def agent() -> None:
@@ -96,14 +97,15 @@ def agent_run(fake: FakeLLM) -> dict[str, Any]:
         instrumentor = OpenAIInstrumentor()
         instrumentor.instrument()
         try:
-            gpt().chat.completions.create(
-                model="gpt-4o",
-                messages=[
-                    {"role": "system", "content": "Answer in French."},
-                    {"role": "user", "content": "Is it raining?"},
-                ],
-                temperature=0.5,
-            )
+            with gpt() as client:
+                client.chat.completions.create(
+                    model="gpt-4o",
+                    messages=[
+                        {"role": "system", "content": "Answer in French."},
+                        {"role": "user", "content": "Is it raining?"},
+                    ],
+                    temperature=0.5,
+                )
         finally:
             instrumentor.uninstrument()
 
@@ -225,11 +227,10 @@ def test_a_22_turn_conversation_lists_every_turn(
 
     from flow_xray import trace
 
-    client = openai.OpenAI(base_url=fake.openai_url, api_key="sk-test", max_retries=0)
-
     @trace(kind="llm")
     def long_chat(messages: list[Any]) -> Any:
-        return client.chat.completions.create(model=GPT, messages=messages)
+        with openai.OpenAI(base_url=fake.openai_url, api_key="sk-test", max_retries=0) as client:
+            return client.chat.completions.create(model=GPT, messages=messages)
 
     messages = [{"role": "system", "content": "You plan trips."}] + [
         {"role": ("user", "assistant")[i % 2], "content": f"turn {i}: " + "Orsay, then tea. " * 90}

@@ -210,6 +210,9 @@ def _tree(rows: FileRows, parents: Sequence[int]) -> list[TraceNode]:
     return roots
 
 
+_META: Final = LAZY_FIELDS.index("meta")
+
+
 class FileRows:
     """Reads `LazyNode` details from the file's columns (a `flow_xray.tree.lazy.RowReader`)."""
 
@@ -217,7 +220,7 @@ class FileRows:
 
     def __init__(self, fields: dict[str, Pieces]) -> None:
         self.fields = fields
-        self.readers = tuple((name, fields[name].reader()) for name in SPAN_FIELDS)
+        self.readers = tuple(fields[name].reader() for name in LAZY_FIELDS)
 
     def block(self, base: int) -> FileBlock:
         return FileBlock(self, base)
@@ -229,10 +232,18 @@ class FileRows:
         return [self.fields[name].many(rows, name in _RAW) for name in LAZY_FIELDS]
 
     def node(self, row: int) -> TraceNode:
-        values = {name: read(row) for name, read in self.readers}
+        values = {name: self.fields[name].value(row) for name in SPAN_FIELDS}
         if values["meta"]:
             check_usage(values["meta"], f"{row}")
         return new_node(**values)
+
+    def values(self, row: int) -> list[Any]:
+        """The row's `LAZY_FIELDS` (a `LazyNode` fills from these), each read through its
+        column's own reader (`Pieces.reader`)."""
+        values = [read(row) for read in self.readers]
+        if values[_META]:
+            check_usage(values[_META], f"{row}")
+        return values
 
 
 class FileBlock:
@@ -246,3 +257,6 @@ class FileBlock:
 
     def node(self, at: int) -> TraceNode:
         return self.reader.node(self.base + at)
+
+    def values(self, at: int) -> list[Any]:
+        return self.reader.values(self.base + at)

@@ -32,6 +32,10 @@ class NodeSource(Protocol):
     def node(self, at: int) -> TraceNode:
         """The fully built node for position ``at``."""
 
+    def values(self, at: int) -> Sequence[Any]:
+        """The `LAZY_FIELDS` of the node for position ``at``, in order (new objects, the
+        node's own, as `node` would give it)."""
+
 
 class RowReader(Protocol):
     """Reads many unfilled nodes' details at once (`flow_xray.tree.columns`)."""
@@ -112,11 +116,10 @@ class LazyNode(TraceNode):
         source = self._source
         if source is None:
             return
-        full = source.node(self._at)
+        values = source.values(self._at)
         self._source = None
-        for name in LAZY_FIELDS:
-            slot = _SLOTS[name]
-            slot.__set__(self, slot.__get__(full, TraceNode))
+        for slot, value in zip(_LAZY_SLOTS, values, strict=True):
+            slot.__set__(self, value)
 
     def field_values(self) -> tuple[Any, ...]:
         source = self._source
@@ -144,6 +147,14 @@ class LazyNode(TraceNode):
 
 
 _SLOTS = {name: TraceNode.__dict__[name] for name in LAZY_FIELDS}
+_LAZY_SLOTS: Final = tuple(_SLOTS.values())
+
+
+def lazy_values(node: TraceNode) -> list[Any]:
+    """A node's `LAZY_FIELDS`, in order (a `NodeSource` that builds whole nodes gives these)."""
+    return [slot.__get__(node, TraceNode) for slot in _LAZY_SLOTS]
+
+
 _CHILDREN_SLOT: Any = TraceNode.__dict__["children"]  # the slot `child_nodes` reads
 # A lazily built leaf holds this instead of an empty list of its own (56 bytes
 # each, a million of them in a big trace) until its ``children`` is read.

@@ -21,7 +21,7 @@ from flow_xray.tree.decode import (
     read_pid,
 )
 from flow_xray.tree.fields import store_values, to_node
-from flow_xray.tree.lazy import LAZY_FIELDS
+from flow_xray.tree.lazy import LAZY_FIELDS, lazy_values
 from flow_xray.tree.model import SPAN_FIELDS, TraceNode
 from flow_xray.tree.plan import PLANS, make_plan
 from flow_xray.tree.spans import NO_END, SpanStore
@@ -181,6 +181,9 @@ class RowBlock:
 
     def node(self, at: int) -> TraceNode:
         return self.reader.node(self.base + at)
+
+    def values(self, at: int) -> Sequence[Any]:
+        return lazy_values(self.reader.node(self.base + at))
 
 
 _LAZY_AT: Final = tuple(SPAN_FIELDS.index(name) for name in LAZY_FIELDS)

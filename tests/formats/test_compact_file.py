@@ -104,6 +104,23 @@ def test_a_file_of_many_chunks_loads_back_equal(tmp_path: Path) -> None:
     assert TraceResult.load(tmp_path / "t.fxr") == result
 
 
+@pytest.mark.parametrize("rows", [None, 7])
+def test_nodes_filled_from_the_file_equal_the_capture(tmp_path: Path, rows: int | None) -> None:
+    """Each node of a loaded file, filled by reading a detail (from its row's values, not
+    built whole), has every field of the captured node: one chunk, and chunks of 7 (columns
+    of several forms)."""
+    result = _varied()
+    if rows is None:
+        result.save(tmp_path / "t.fxr")
+    else:
+        _chunked(result, tmp_path / "t.fxr", rows)
+    loaded = TraceResult.load(tmp_path / "t.fxr")
+    captured, read = list(result), list(loaded)
+    assert [node.inputs for node in read] == [node.inputs for node in captured]  # fills them
+    assert [n.to_dict() for n in read] == [n.to_dict() for n in captured]
+    assert loaded == result
+
+
 def test_the_page_of_a_loaded_file_is_the_page_of_the_capture(tmp_path: Path) -> None:
     """``to_html`` of the loaded trace shows every call exactly as the capture's page does."""
     result = _varied()

@@ -211,6 +211,7 @@ def _tree(rows: FileRows, parents: Sequence[int]) -> list[TraceNode]:
 
 
 _META: Final = LAZY_FIELDS.index("meta")
+_BUILT: Final = tuple(name for name in SPAN_FIELDS if name not in LAZY_FIELDS)  # name, status
 
 
 class FileRows:
@@ -232,9 +233,9 @@ class FileRows:
         return [self.fields[name].many(rows, name in _RAW) for name in LAZY_FIELDS]
 
     def node(self, row: int) -> TraceNode:
-        values = {name: self.fields[name].value(row) for name in SPAN_FIELDS}
-        if values["meta"]:
-            check_usage(values["meta"], f"{row}")
+        values = dict(zip(LAZY_FIELDS, self.values(row), strict=True))
+        for name in _BUILT:
+            values[name] = self.fields[name].value(row)
         return new_node(**values)
 
     def values(self, row: int) -> list[Any]:

@@ -22,8 +22,7 @@ What stays exactly as on the SDK path:
   ``str``, ``bool``, ``int`` or ``float`` is cleaned by the API's own
   `BoundedAttributes`; events and exceptions as the SDK records them; status
   rules (OK is final, UNSET ignored); nothing changes once a span ended;
-- the spans reach the same collecting processor (``started`` / ``ended``, which
-  its SDK hooks ``on_start`` / ``on_end`` call),
+- the spans reach the same collecting processor (``on_start`` / ``on_end``),
   so captures, ``max_spans``, child-process streaming, LLM usage hand-up and
   the counting rule behave the same;
 - ``OTEL_SDK_DISABLED`` gives no-op tracers.
@@ -216,7 +215,7 @@ class LocalTracer(trace_api.Tracer):
                 if link:
                     span.add_link(link.context, link.attributes)
         span._start_time = start_time if start_time is not None else time_ns()
-        self.provider.processor.started(span, span_id)  # type: ignore[arg-type]
+        self.provider.processor.on_start(span, context, span_id)  # type: ignore[arg-type]
         return span
 
     def end_call(

@@ -225,7 +225,7 @@ class LocalSpan(trace_api.Span):
                 logger.warning("Calling end() on an ended span.")
                 return
             self._end_time = end_time if end_time is not None else time_ns()
-        self._tracer.provider.processor.ended(self, self._span_context[1])  # type: ignore[arg-type]
+        self._tracer.provider.processor.on_end(self, self._span_context[1])  # type: ignore[arg-type]
 
     def _end_call(self, attributes: Mapping[str, Any] | None, ok: bool) -> None:
         """`LocalTracer.end_call`: what ``set_attributes``, ``set_status(OK)`` and ``end()``
@@ -243,7 +243,7 @@ class LocalSpan(trace_api.Span):
             if ok and self._status.status_code is not StatusCode.OK:
                 self._status = OK  # what set_status(OK) does: OK replaces any other
             self._end_time = time_ns()
-        self._tracer.provider.processor.ended(self, self._span_context[1])  # type: ignore[arg-type]
+        self._tracer.provider.processor.on_end(self, self._span_context[1])  # type: ignore[arg-type]
 
     def __exit__(
         self,

@@ -174,17 +174,13 @@ class FlowXrayProcessor(SpanProcessor):
 
     # --- SpanProcessor hooks ------------------------------------------------
 
-    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        self.started(span)
+    # (The local recorder calls both hooks with its span's id at hand, ``span_id``:
+    # `flow_xray.sdk.local`; the SDK calls them without.)
 
-    def on_end(self, span: ReadableSpan) -> None:
-        self.ended(span)
-
-    # (The local recorder calls these two with its span's id at hand: `flow_xray.sdk.local`.)
-
-    def started(self, span: Span, span_id: int | None = None) -> None:
-        """A span started: it joins the captures listening here (``span_id``: its id, when
-        the caller has it at hand)."""
+    def on_start(
+        self, span: Span, parent_context: Context | None = None, span_id: int | None = None
+    ) -> None:
+        """A span started: it joins the captures listening here."""
         collectors: tuple[Collector, ...] = captures.listeners()  # type: ignore[assignment]
         if not collectors:
             return
@@ -211,8 +207,8 @@ class FlowXrayProcessor(SpanProcessor):
         except Exception:
             logger.debug("flow-xray processor: on_start failed", exc_info=True)
 
-    def ended(self, span: ReadableSpan, span_id: int | None = None) -> None:
-        """A span ended: each capture it joined stores it (``span_id`` as in `started`)."""
+    def on_end(self, span: ReadableSpan, span_id: int | None = None) -> None:
+        """A span ended: each capture it joined stores it."""
         try:
             _pass_usage_up(span)
         except Exception:

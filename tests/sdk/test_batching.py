@@ -51,23 +51,22 @@ class StoreCounter:
 
 @pytest.fixture
 def counter(monkeypatch: pytest.MonkeyPatch) -> Iterator[StoreCounter]:
-    """Wrap the processor's row conversion and the span end it runs in (``ended``: both the
-    SDK's ``on_end`` and the local recorder come through it) with counters."""
+    """Wrap the processor's row conversion and its ``on_end`` hook with counters."""
     counts = StoreCounter()
     to_row = processor_module.to_row
-    ended = FlowXrayProcessor.ended
+    on_end = FlowXrayProcessor.on_end
 
     def counting_to_row(span: Any) -> Any:
         counts.stored += 1
         return to_row(span)
 
-    def counting_ended(self: FlowXrayProcessor, span: Any, span_id: int | None = None) -> None:
+    def counting_on_end(self: FlowXrayProcessor, span: Any, span_id: int | None = None) -> None:
         before = counts.stored
-        ended(self, span, span_id)
+        on_end(self, span, span_id)
         counts.per_end.append(counts.stored - before)
 
     monkeypatch.setattr(processor_module, "to_row", counting_to_row)
-    monkeypatch.setattr(FlowXrayProcessor, "ended", counting_ended)
+    monkeypatch.setattr(FlowXrayProcessor, "on_end", counting_on_end)
     yield counts
 
 

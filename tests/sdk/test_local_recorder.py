@@ -50,11 +50,11 @@ class _Ended:
         self.started_spans: list[Any] = []
         self.ended_spans: list[Any] = []
 
-    def started(self, span: Any, span_id: int | None = None) -> None:
+    def on_start(self, span: Any, parent_context: Any = None, span_id: int | None = None) -> None:
         assert span_id == span.context.span_id
         self.started_spans.append(span)
 
-    def ended(self, span: Any, span_id: int | None = None) -> None:
+    def on_end(self, span: Any, span_id: int | None = None) -> None:
         assert span_id == span.context.span_id
         self.ended_spans.append(span)
 

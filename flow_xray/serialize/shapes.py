@@ -291,8 +291,15 @@ def exception_args(exc: BaseException) -> tuple[Any, ...]:
 
 
 def length(value: Any) -> int | None:
-    """``len(value)`` when the type defines ``__len__``, else None; never raises."""
-    if class_attribute(type(value), "__len__") is _MISSING:
+    """``len(value)`` when the type defines ``__len__``, else None; never raises.
+
+    Not for a proxy (a type with a ``__getattr__`` of its own): the ``__len__`` of
+    Django's ``SimpleLazyObject`` and its kin evaluates the object (a query).
+    """
+    kind = type(value)
+    if class_attribute(kind, "__len__") is _MISSING or (
+        class_attribute(kind, "__getattr__") is not _MISSING
+    ):
         return None
     try:
         size = len(value)

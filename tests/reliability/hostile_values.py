@@ -98,7 +98,21 @@ class LazyObject:
         Tripwire.hit("lazy evaluated")
         return getattr(object.__getattribute__(self, "_factory")(), name)
 
-    def __repr__(self) -> str:
+    # Django's proxies define the container hooks on the class (``len()`` and ``iter()``
+    # look there, not through ``__getattr__``): each evaluates the object.
+    def __len__(self) -> int:
+        Tripwire.hit("lazy evaluated")
+        return len(object.__getattribute__(self, "_factory")())
+
+    def __iter__(self) -> Iterator[Any]:
+        Tripwire.hit("lazy evaluated")
+        return iter(object.__getattribute__(self, "_factory")())
+
+    def __bool__(self) -> bool:
+        Tripwire.hit("lazy evaluated")
+        return bool(object.__getattribute__(self, "_factory")())
+
+    def __repr__(self) -> str:  # (Django's: the factory's, until evaluated)
         return "<LazyObject: not evaluated>"
 
 

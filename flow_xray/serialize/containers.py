@@ -47,6 +47,13 @@ def known_shape(value: Any, kind: type) -> Shape | None:
     return None
 
 
+def is_shape_class(kind: type) -> bool:
+    """Whether `known_shape` reads values of ``kind`` (it may still find one unreadable)."""
+    return issubclass(
+        kind, (functools.partial, types.SimpleNamespace, collections.ChainMap)
+    ) or _is_argparse_namespace(kind)
+
+
 def _partial(value: Any) -> Shape:
     """``func``, ``args`` and ``keywords`` of a partial, from its C slots."""
     pairs = (
@@ -84,4 +91,4 @@ def _items(mapping: Any) -> Iterable[tuple[Any, Any]]:
     return mapping.items() if issubclass(type(mapping), Mapping) else ()
 
 
-__all__ = ["known_shape"]
+__all__ = ["is_shape_class", "known_shape"]

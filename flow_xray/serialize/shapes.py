@@ -5,7 +5,8 @@ back to ``repr``. Everything is read through the type, not through instance
 attribute magic, so a proxy or a ``MagicMock`` never gains attributes; big
 buffers and arrays are summarised by length and type, never copied; numpy,
 pandas and friends are recognised by module name and ``shape``/``dtype``
-without importing them.
+without importing them. What depends on the class alone is worked out once per
+class (`ClassMemo`): a list of 100 numpy floats looks at its class once.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from __future__ import annotations
 import array
 import dataclasses
 import sys
-from collections.abc import Iterable
-from typing import Any, Final
+import weakref
+from collections.abc import Callable, Iterable
+from typing import Any, Final, Generic, TypeVar
 
-_MISSING: Final = object()
+MISSING: Final = object()
 # Modules whose array-like values are summarised by shape and dtype.
 _ARRAY_MODULES: Final = frozenset({"numpy", "pandas", "torch", "jax", "jaxlib", "tensorflow"})
 _ARRAY_MODULES_MORE: Final = frozenset({"cupy", "polars", "pyarrow", "xarray", "dask", "scipy"})
@@ -24,6 +26,50 @@ _ARRAY_MODULES_MORE: Final = frozenset({"cupy", "polars", "pyarrow", "xarray", "
 _OPAQUE_MODULES: Final = frozenset({"unittest"})
 _PREVIEW_BYTES: Final = 24
 _PREVIEW_ITEMS: Final = 8
+
+T = TypeVar("T")
+
+
+class ClassMemo(Generic[T]):
+    """Answers about classes, each kept while its class lives (a weak reference, dropped
+    with the class; an id reused by a new class is told apart).
+
+    For what is read from the class alone (its MRO's dicts, its module) and asked of
+    every value. A class changed after it was first asked about (an attribute added to
+    it, an ABC registered for it) keeps its first answer.
+    """
+
+    __slots__ = ("_table",)
+
+    def __init__(self) -> None:
+        self._table: dict[int, tuple[weakref.ref[type], T]] = {}
+
+    def get(self, cls: type) -> T | None:
+        entry = self._table.get(id(cls))
+        return entry[1] if entry is not None and entry[0]() is cls else None
+
+    def put(self, cls: type, answer: T) -> None:
+        key, table = id(cls), self._table
+        try:
+            ref = weakref.ref(cls, lambda _: table.pop(key, None))
+        except TypeError:  # (every class can be weakly referenced; kept unremembered if not)
+            return
+        table[key] = (ref, answer)
+
+
+def per_class(compute: Callable[[type], T]) -> Callable[[type], T]:
+    """``compute(cls)`` remembered per class (see `ClassMemo`); ``compute`` never raises."""
+    memo: ClassMemo[tuple[T]] = ClassMemo()
+
+    def answer(cls: type) -> T:
+        known = memo.get(cls)
+        if known is None:
+            known = (compute(cls),)
+            memo.put(cls, known)
+        return known[0]
+
+    answer.__doc__ = compute.__doc__
+    return answer
 
 
 def module_root(value: Any, *, proxied: bool = False) -> str:
@@ -55,19 +101,24 @@ _TYPE_MODULE: Final = type.__dict__["__module__"]
 
 def is_opaque(value: Any) -> bool:
     """A mock: any attribute read would create state on it, so nothing is read."""
-    return module_root(value) in _OPAQUE_MODULES
+    return is_opaque_class(type(value))
+
+
+def is_opaque_class(cls: type) -> bool:
+    """A mock's class (see `is_opaque`)."""
+    return class_root(cls) in _OPAQUE_MODULES
 
 
 def static_attribute(cls: type, name: str) -> Any:
-    """``name`` as found in the ``__dict__`` of ``cls`` or a class of its MRO, else `_MISSING`.
+    """``name`` as found in the ``__dict__`` of ``cls`` or a class of its MRO, else `MISSING`.
 
     No descriptor, metaclass ``__getattr__`` or property runs: the raw object is returned.
     """
     for klass in _mro(cls):
-        found = _class_dict(klass).get(name, _MISSING)
-        if found is not _MISSING:
+        found = _class_dict(klass).get(name, MISSING)
+        if found is not MISSING:
             return found
-    return _MISSING
+    return MISSING
 
 
 def defining_class(cls: type, name: str) -> type | None:
@@ -101,7 +152,7 @@ def class_attribute(cls: type, name: str) -> Any:
     try:
         return static_attribute(cls, name)
     except BaseException:  # recording contains everything
-        return _MISSING
+        return MISSING
 
 
 def instance_dict(value: Any) -> dict[str, Any] | None:
@@ -126,8 +177,8 @@ def is_namedtuple_class(cls: type) -> bool:
         issubclass(cls, tuple)
         and type(names) is tuple
         and all(type(n) is str for n in names)
-        and class_attribute(cls, "_make") is not _MISSING
-        and class_attribute(cls, "_asdict") is not _MISSING
+        and class_attribute(cls, "_make") is not MISSING
+        and class_attribute(cls, "_asdict") is not MISSING
     )
 
 
@@ -143,23 +194,42 @@ def fields(value: Any, max_items: int) -> tuple[Iterable[tuple[Any, Any]], int] 
     (the walk stops at it), kept for callers that pass it.
     """
     del max_items
-    cls = type(value)
-    if is_namedtuple_class(cls):
-        names = class_attribute(cls, "_fields")
+    record = _record_class(type(value))
+    if record is None:
+        return None
+    how, names = record
+    if how == "tuple":
         return zip(names, tuple.__iter__(value), strict=False), len(names)
-    for module in ("pydantic.main", "pydantic.v1.main"):
-        base = _model_base(module)
-        if base is not None and issubclass(cls, base):
-            found = instance_dict(value) or {}
-            return dict.items(found), len(found)
-    declared = class_attribute(cls, "__dataclass_fields__")
-    if type(declared) is dict:
-        names = [n for n, f in declared.items() if _is_field(f)]
-        return ((n, _read(value, n)) for n in names), len(names)
-    attrs = class_attribute(cls, "__attrs_attrs__")
-    if issubclass(type(attrs), tuple) and class_root(type(attrs)) == "attr":
-        names = [a.name for a in attrs if type(getattr(a, "name", None)) is str]
-        return ((n, _read(value, n)) for n in names), len(names)
+    if how == "model":
+        found = instance_dict(value) or {}
+        return dict.items(found), len(found)
+    return ((n, _read(value, n)) for n in names), len(names)
+
+
+def is_record_class(cls: type) -> bool:
+    """Whether `fields` reads values of ``cls`` as records."""
+    return _record_class(cls) is not None
+
+
+@per_class
+def _record_class(cls: type) -> tuple[str, tuple[str, ...]] | None:
+    """How `fields` reads a record class: ``("tuple", names)`` a namedtuple, ``("model", ())``
+    a pydantic model, ``("declared", names)`` a dataclass or an attrs class; None: no record."""
+    try:
+        if is_namedtuple_class(cls):
+            return "tuple", class_attribute(cls, "_fields")
+        for module in ("pydantic.main", "pydantic.v1.main"):
+            base = _model_base(module)
+            if base is not None and issubclass(cls, base):
+                return "model", ()
+        declared = class_attribute(cls, "__dataclass_fields__")
+        if type(declared) is dict:
+            return "declared", tuple(n for n, f in declared.items() if _is_field(f))
+        attrs = class_attribute(cls, "__attrs_attrs__")
+        if issubclass(type(attrs), tuple) and class_root(type(attrs)) == "attr":
+            return "declared", tuple(a.name for a in attrs if type(getattr(a, "name", None)) is str)
+    except BaseException:  # recording contains everything
+        return None
     return None
 
 
@@ -219,21 +289,58 @@ def array_summary(value: Any) -> str | None:
     subclass overriding them is shown by its repr instead.
     """
     cls = type(value)
-    root = class_root(cls)
-    if root not in _ARRAY_MODULES and root not in _ARRAY_MODULES_MORE:
+    found = _array_class(cls)
+    if found is None:
         return None
-    if not _library_attribute(cls, "shape"):
-        return None
+    root, has_dtype, has_dtypes, _ = found
     try:
         shape = value.shape
-        dtype = value.dtype if _library_attribute(cls, "dtype") else None
-        if dtype is None and _library_attribute(cls, "dtypes"):
+        dtype = value.dtype if has_dtype else None
+        if dtype is None and has_dtypes:
             dtype = "mixed"
         shown = tuple(int(n) for n in shape) if type(shape) is tuple else shape
         text = f"<{root}.{cls.__name__} shape={shown} dtype={dtype}>"
     except BaseException:  # recording contains everything
         return None
     return text.replace("<numpy.", "<", 1)
+
+
+_PYTHON_SCALARS: Final = frozenset({int, float, bool, str})
+
+
+def numpy_scalar(value: Any) -> Any:
+    """The Python value of a numpy value of shape ``()`` (``numpy.int64(7)``: 7, what its
+    numpy-defined ``item()`` gives) when that is an int, float, bool or str; else `MISSING`."""
+    found = _array_class(type(value))
+    if found is None or not found[3]:
+        return MISSING
+    try:
+        shape = value.shape
+        item = value.item() if type(shape) is tuple and not shape else None
+    except BaseException:  # recording contains everything
+        return MISSING
+    return item if type(item) in _PYTHON_SCALARS else MISSING
+
+
+def is_array_class(cls: type) -> bool:
+    """Whether ``cls`` is an array package's class with the package's own ``shape``."""
+    return _array_class(cls) is not None
+
+
+@per_class
+def _array_class(cls: type) -> tuple[str, bool, bool, bool] | None:
+    """For a class of a known array package whose ``shape`` that package defines: the
+    package and whether it defines ``dtype``, ``dtypes`` and (numpy) ``item``; else None."""
+    root = class_root(cls)
+    if root not in _ARRAY_MODULES and root not in _ARRAY_MODULES_MORE:
+        return None
+    try:
+        if not _library_attribute(cls, "shape"):
+            return None
+        has_item = root == "numpy" and _library_attribute(cls, "item")
+        return root, _library_attribute(cls, "dtype"), _library_attribute(cls, "dtypes"), has_item
+    except BaseException:  # recording contains everything
+        return None
 
 
 def _library_attribute(cls: type, name: str) -> bool:
@@ -296,10 +403,7 @@ def length(value: Any) -> int | None:
     Not for a proxy (a type with a ``__getattr__`` of its own): the ``__len__`` of
     Django's ``SimpleLazyObject`` and its kin evaluates the object (a query).
     """
-    kind = type(value)
-    if class_attribute(kind, "__len__") is _MISSING or (
-        class_attribute(kind, "__getattr__") is not _MISSING
-    ):
+    if not _sized(type(value)):
         return None
     try:
         size = len(value)
@@ -308,7 +412,24 @@ def length(value: Any) -> int | None:
     return size if type(size) is int else None
 
 
+@per_class
+def _sized(kind: type) -> bool:
+    """Whether `length` may ask values of ``kind`` their ``len`` (defined, and no proxy)."""
+    return (
+        class_attribute(kind, "__len__") is not MISSING
+        and class_attribute(kind, "__getattr__") is MISSING
+    )
+
+
+@per_class
+def own_repr(kind: type) -> bool:
+    """Whether ``kind`` or a class of its MRO other than ``object`` defines ``__repr__``."""
+    return class_attribute(kind, "__repr__") is not object.__repr__
+
+
 __all__ = [
+    "MISSING",
+    "ClassMemo",
     "array_summary",
     "buffer_summary",
     "cheap_repr",
@@ -319,9 +440,15 @@ __all__ = [
     "fields",
     "from_packages",
     "instance_dict",
+    "is_array_class",
     "is_namedtuple_class",
     "is_opaque",
+    "is_opaque_class",
+    "is_record_class",
     "length",
     "module_root",
+    "numpy_scalar",
+    "own_repr",
+    "per_class",
     "static_attribute",
 ]

@@ -24,7 +24,7 @@ from decimal import Decimal
 from pathlib import PurePath
 from typing import Any, Final
 
-from flow_xray.serialize.containers import known_shape
+from flow_xray.serialize.containers import is_shape_class, known_shape
 from flow_xray.serialize.cut import (
     CUT,
     MARKER_BYTES,
@@ -38,14 +38,19 @@ from flow_xray.serialize.limits import Limits
 from flow_xray.serialize.reprs import MAX_INT_BITS, Reprs, repr_once, safe_repr, type_name
 from flow_xray.serialize.secrets import REDACTED, hides_value, is_secret_name, scrub_text
 from flow_xray.serialize.shapes import (
+    MISSING,
+    ClassMemo,
     array_summary,
     buffer_summary,
     cheap_repr,
     exception_args,
     fields,
-    is_opaque,
+    is_array_class,
+    is_opaque_class,
+    is_record_class,
     length,
-    static_attribute,
+    numpy_scalar,
+    own_repr,
 )
 from flow_xray.serialize.text import writable
 
@@ -104,7 +109,6 @@ class Walker:
         "budget",
         "depth_cap",
         "items_cap",
-        "leaves",
         "limits",
         "on_path",
         "reprs",
@@ -122,9 +126,6 @@ class Walker:
         # repr text by object id, shared by the retries of one encoding and by
         # every encoding of one call: each unknown object's __repr__ runs once.
         self.reprs: Reprs = {} if reprs is None else reprs
-        # Types found to be shown by their repr (no shape of theirs applies): the next
-        # value of the same type skips the checks (a list of 200 user objects).
-        self.leaves: set[type] = set()
 
     def walk(self, value: Any, depth: int) -> Any:
         try:
@@ -186,37 +187,30 @@ class Walker:
 
         Told apart by ``type(value)`` only: ``isinstance`` would read the
         value's ``__class__``, which a lazy proxy (Django's ``SimpleLazyObject``)
-        answers by evaluating itself.
+        answers by evaluating itself. The way is chosen once per class (`_way`).
         """
         kind = type(value)
-        if kind in self.leaves:
-            return self._by_repr(value, kind)
-        if is_opaque(value):  # a mock: its own repr, nothing probed
-            return self.text(self.repr(value))
-        if issubclass(kind, enum.Enum):
-            return self.walk(value.value, depth)
-        record = fields(value, self.items_cap)
-        if record is not None:
-            return self._mapping(value, record[0], record[1], depth)
-        if issubclass(kind, (str, int, float)):
-            return self._scalar(value, kind)
-        if issubclass(kind, dict):
-            return self._mapping(value, dict.items(value), dict.__len__(value), depth)
-        if issubclass(kind, (list, tuple)):
-            size = (list if issubclass(kind, list) else tuple).__len__(value)
-            return self._sequence(value, iter(value), size, depth)
-        shape = known_shape(value, kind)
-        if shape is not None:
-            return self._mapping(value, shape[0], shape[1], depth)
-        if issubclass(kind, Mapping):
-            return self._mapping(value, value.items(), length(value), depth)
-        if issubclass(kind, deque):
-            return self._sequence(value, iter(value), length(value), depth)
-        if issubclass(kind, AbstractSet):
-            return self._set(value, depth)
-        return self._leaf(value, kind, depth)
+        way = _WAYS.get(kind)
+        if way is None:
+            way = _way(kind)
+            _WAYS.put(kind, way)
+        return way(self, value, kind, depth)
 
-    def _scalar(self, value: Any, kind: type) -> Any:
+    # --- the ways (`_way`): each takes (value, its class, depth) -----------------------
+
+    def _opaque(self, value: Any, kind: type, depth: int) -> Any:
+        return self.text(self.repr(value))  # a mock: its own repr, nothing probed
+
+    def _enum(self, value: Any, kind: type, depth: int) -> Any:
+        return self.walk(value.value, depth)
+
+    def _record(self, value: Any, kind: type, depth: int) -> Any:
+        record = fields(value, self.items_cap)
+        if record is None:  # (a record class: `fields` reads it)
+            return self._leaf(value, kind, depth)
+        return self._mapping(value, record[0], record[1], depth)
+
+    def _scalar(self, value: Any, kind: type, depth: int) -> Any:
         """A subclass of str, int or float, read through the built-in type's own methods."""
         if issubclass(kind, str):
             return self.text(str.__str__(value))
@@ -224,26 +218,59 @@ class Walker:
             return self._int(int.__int__(value))
         return self._float(float.__float__(value))
 
+    def _dict(self, value: Any, kind: type, depth: int) -> Any:
+        return self._mapping(value, dict.items(value), dict.__len__(value), depth)
+
+    def _list(self, value: Any, kind: type, depth: int) -> Any:
+        size = (list if issubclass(kind, list) else tuple).__len__(value)
+        return self._sequence(value, iter(value), size, depth)
+
+    def _shaped(self, value: Any, kind: type, depth: int) -> Any:
+        shape = known_shape(value, kind)
+        if shape is not None:
+            return self._mapping(value, shape[0], shape[1], depth)
+        return _later_way(kind)(self, value, kind, depth)
+
+    def _any_mapping(self, value: Any, kind: type, depth: int) -> Any:
+        return self._mapping(value, value.items(), length(value), depth)
+
+    def _deque(self, value: Any, kind: type, depth: int) -> Any:
+        return self._sequence(value, iter(value), length(value), depth)
+
+    def _any_set(self, value: Any, kind: type, depth: int) -> Any:
+        return self._set(value, depth)
+
+    def _array(self, value: Any, kind: type, depth: int) -> Any:
+        """A numpy scalar as its Python value; an array by its shape and dtype."""
+        scalar = numpy_scalar(value)
+        if scalar is not MISSING:
+            return self._convert(scalar, depth)
+        return self._leaf(value, kind, depth)
+
+    def _iso(self, value: Any, kind: type, depth: int) -> Any:
+        return self.text(value.isoformat())  # dates and times
+
+    def _str(self, value: Any, kind: type, depth: int) -> Any:
+        return self.text(str(value))  # timedelta, UUID, Decimal, paths
+
+    def _error(self, value: Any, kind: type, depth: int) -> Any:
+        return self.text(self._exception(value))
+
     def _leaf(self, value: Any, kind: type, depth: int) -> Any:
-        """What is left: summaries, well-known scalars as text, other sequences, the repr."""
+        """What is left: summaries, other sequences, the repr."""
         # Arrays, then anything exposing a buffer (bytes, array.array, mmap...): a summary.
         summary = array_summary(value) or buffer_summary(value)
         if summary is not None:
             return self.text(summary)
-        if issubclass(kind, (datetime.date, datetime.time)):
-            return self.text(value.isoformat())
-        if issubclass(kind, (datetime.timedelta, uuid.UUID, Decimal, PurePath)):
-            return self.text(str(value))
         if issubclass(kind, (Sequence, ValuesView)) and not issubclass(kind, type):
             return self._sequence(value, iter(value), length(value), depth)
-        if issubclass(kind, BaseException):
-            return self.text(self._exception(value))
-        self.leaves.add(kind)
-        return self._by_repr(value, kind)
+        if _WAYS.get(kind) is Walker._leaf:  # no array, no buffer: the class's values by repr
+            _WAYS.put(kind, Walker._by_repr)
+        return self._by_repr(value, kind, depth)
 
-    def _by_repr(self, value: Any, kind: type) -> str:
+    def _by_repr(self, value: Any, kind: type, depth: int = 0) -> str:
         """The repr, or a summary when a custom repr would be as long as a long value."""
-        if static_attribute(kind, "__repr__") is not object.__repr__:
+        if own_repr(kind):
             size = length(value)
             if size is not None and size > _REPR_MAX_LEN:  # its repr would be as big: summarise
                 return self.text(_summary(value, size))
@@ -364,6 +391,57 @@ class Walker:
         if more is not None:
             out.append(more)
         return out
+
+
+Way = Callable[[Walker, Any, type, int], Any]
+
+
+def _way(kind: type) -> Way:
+    """How the walk converts values of a class (not an exact built-in type), by the class
+    alone: a mock, an enum, a record, a built-in's subclass, a standard library shape,
+    a mapping, a deque, a set, an array, a date, a number or path shown as text, an
+    exception; else a leaf (`Walker._leaf`: a buffer, a sequence, or the repr, and a
+    class found to be neither a buffer nor a sequence is remembered as shown by repr)."""
+    try:
+        if is_opaque_class(kind):
+            return Walker._opaque
+        if issubclass(kind, enum.Enum):
+            return Walker._enum
+        if is_record_class(kind):
+            return Walker._record
+        if issubclass(kind, (str, int, float)):
+            return Walker._scalar
+        if issubclass(kind, dict):
+            return Walker._dict
+        if issubclass(kind, (list, tuple)):
+            return Walker._list
+        if is_shape_class(kind):
+            return Walker._shaped
+        return _later_way(kind)
+    except BaseException:  # (a metaclass's hooks): the walk's own guard shows the value
+        return Walker._leaf
+
+
+def _later_way(kind: type) -> Way:
+    if issubclass(kind, Mapping):
+        return Walker._any_mapping
+    if issubclass(kind, deque):
+        return Walker._deque
+    if issubclass(kind, AbstractSet):
+        return Walker._any_set
+    if is_array_class(kind):
+        return Walker._array
+    if issubclass(kind, (datetime.date, datetime.time)):
+        return Walker._iso
+    if issubclass(kind, (datetime.timedelta, uuid.UUID, Decimal, PurePath)):
+        return Walker._str
+    if issubclass(kind, BaseException):
+        return Walker._error
+    return Walker._leaf
+
+
+# The way of each class met (`_way`).
+_WAYS: Final[ClassMemo[Way]] = ClassMemo()
 
 
 # Item types whose built-in comparisons order a set without running user code.

@@ -47,7 +47,7 @@ from flow_xray.serialize.exceptions import (
 )
 from flow_xray.serialize.limits import Limits, get_limits
 from flow_xray.serialize.reprs import Reprs, safe_repr
-from flow_xray.serialize.shapes import defining_class, from_packages, instance_dict
+from flow_xray.serialize.shapes import defining_class, from_packages, instance_dict, per_class
 from flow_xray.serialize.text import writable
 from flow_xray.tracing.binding import Binder
 
@@ -183,16 +183,25 @@ def may_be_response(value: Any) -> bool:
     probed: reading an attribute it lacks can run its ``__getattr__``.
     """
     kind = type(value)
-    if kind is dict or issubclass(kind, Mapping):
-        return True
-    if from_packages(kind, _RESPONSE_PACKAGES):
+    if kind is dict or _response_class(kind):
         return True
     found = instance_dict(value)
-    if found is not None and ("usage" in found or "usage_metadata" in found):
-        return True
-    return defining_class(kind, "usage") is not None or (
-        defining_class(kind, "usage_metadata") is not None
-    )
+    return found is not None and ("usage" in found or "usage_metadata" in found)
+
+
+@per_class
+def _response_class(kind: type) -> bool:
+    """Whether every value of ``kind`` may carry usage (see `may_be_response`): a mapping,
+    a class of a known LLM package, or one that declares ``usage`` / ``usage_metadata``."""
+    try:
+        return (
+            issubclass(kind, Mapping)
+            or from_packages(kind, _RESPONSE_PACKAGES)
+            or defining_class(kind, "usage") is not None
+            or defining_class(kind, "usage_metadata") is not None
+        )
+    except BaseException:  # recording contains everything
+        return False
 
 
 def _stream_ended(

@@ -4,11 +4,16 @@ Run: ``python tests/benchmarks/bench_serialize.py``. Prints the best of several
 repeats, measured side by side in this process. Typical argument shapes are in
 µs per call; huge values are in ms per call and must stay bounded (they are
 capped early, so they should not cost what serializing them in full costs).
+Values of data libraries (numpy, pandas, when installed) and of the standard
+library are set beside ``json.dumps`` of the same values as Python data (what
+the recorded JSON holds), and a frame beside its ``repr``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import importlib.util
 import json
 import timeit
 from collections.abc import Callable
@@ -66,6 +71,8 @@ def main() -> None:
     print(f"{'str output':<28}{ours * 1e6:>18.2f}{'':>16}{'':>8}")
 
     print()
+    data_values()
+    print()
     print(f"{'huge values':<28}{'encode_inputs ms':>18}{'json.dumps ms':>16}{'out bytes':>10}")
     big_string = "z" * 5_000_000
     big_list = list(range(1_000_000))
@@ -82,6 +89,34 @@ def main() -> None:
         plain = best_seconds(lambda value=value: json.dumps({"v": value}), 3) if dumpable else None
         shown = f"{plain * 1e3:>16.2f}" if plain is not None else f"{'n/a':>16}"
         print(f"{name:<28}{ours * 1e3:>18.3f}{shown}{size:>10}")
+
+
+def data_values() -> None:
+    """Values of data libraries and the standard library, beside json.dumps of the same
+    values as Python data (a frame beside its repr, which is what a repr-based tracer keeps)."""
+    print(f"{'data values':<28}{'encode_inputs µs':>18}{'json.dumps µs':>16}{'ratio':>8}")
+    days = [datetime.datetime(2024, 1, 1, i % 24) for i in range(100)]
+    rows: list[tuple[str, Any, Callable[[], Any]]] = [
+        ("100 datetimes", days, lambda: json.dumps({"v": [d.isoformat() for d in days]})),
+    ]
+    if importlib.util.find_spec("numpy") is not None:
+        import numpy as np  # (optional: only when installed)
+
+        floats = [np.float64(i) / 3 for i in range(100)]
+        step = np.int64(7)
+        rows += [
+            ("100 numpy floats", floats, lambda: json.dumps({"v": [float(x) for x in floats]})),
+            ("numpy int64", step, lambda: json.dumps({"v": int(step)})),
+        ]
+        if importlib.util.find_spec("pandas") is not None:
+            import pandas as pd
+
+            frame = pd.DataFrame({"a": np.arange(100_000), "b": np.arange(100_000) / 3})
+            rows.append(("DataFrame 100k rows (repr)", frame, lambda: repr(frame)))
+    for name, value, plain in rows:
+        ours = best_seconds(lambda value=value: encode_inputs({"v": value}, LIMITS, CAP))
+        theirs = best_seconds(plain)
+        print(f"{name:<28}{ours * 1e6:>18.2f}{theirs * 1e6:>16.2f}{ours / theirs:>8.2f}")
 
 
 if __name__ == "__main__":

@@ -299,12 +299,28 @@ def array_summary(value: Any) -> str | None:
         if dtype is None and has_dtypes:
             dtype = "mixed"
         shown = tuple(int(n) for n in shape) if type(shape) is tuple else shape
-        text = f"<{root}.{cls.__name__} shape={shown} dtype={dtype}>"
+        text = f"<{root}.{cls.__name__} shape={shown} dtype={_dtype_text(dtype)}>"
     except BaseException:  # recording contains everything
         return None
     return text.replace("<numpy.", "<", 1)
 
 
+def _dtype_text(dtype: Any) -> str:
+    """``str(dtype)``, kept per dtype object: numpy's ``__str__`` is Python code (about 2 µs)
+    and arrays share a few dtype objects (numpy's built-in ones are singletons)."""
+    if dtype is None or type(dtype) is str:
+        return str(dtype)
+    known = _DTYPE_TEXTS.get(id(dtype))
+    if known is not None and known[0] is dtype:
+        return known[1]
+    text = str(dtype)
+    if len(_DTYPE_TEXTS) >= 256:
+        _DTYPE_TEXTS.clear()
+    _DTYPE_TEXTS[id(dtype)] = (dtype, text)  # (the dtype kept: its id stays its own)
+    return text
+
+
+_DTYPE_TEXTS: dict[int, tuple[Any, str]] = {}
 _PYTHON_SCALARS: Final = frozenset({int, float, bool, str})
 
 

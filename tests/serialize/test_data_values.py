@@ -61,6 +61,15 @@ def test_arrays_and_frames_are_summarised_by_shape_and_dtype() -> None:
     }
 
 
+def test_each_dtype_is_named_as_numpy_names_it() -> None:
+    """Arrays of many dtypes one after another, each named by its own dtype's text."""
+    dtypes = ["int64", ">i4", "<i4", "float16", "complex64", "U3", "S2", "bool", [("x", "i2")]]
+    arrays = [np.zeros(2, dtype=dtype) for dtype in dtypes] * 2
+    assert to_jsonable(arrays, DEFAULT) == [
+        f"<ndarray shape=(2,) dtype={array.dtype}>" for array in arrays
+    ]
+
+
 def test_a_traced_training_step_records_numbers_and_shapes() -> None:
     """The common ML loop: numpy floats in a list, an int step, a batch; a float back."""
 

@@ -321,21 +321,43 @@ def _dtype_text(dtype: Any) -> str:
 
 
 _DTYPE_TEXTS: dict[int, tuple[Any, str]] = {}
-_PYTHON_SCALARS: Final = frozenset({int, float, bool, str})
+# Arrays and frames of at most this many values are recorded as their values.
+SMALL_ARRAY: Final = 64
 
 
-def numpy_scalar(value: Any) -> Any:
-    """The Python value of a numpy value of shape ``()`` (``numpy.int64(7)``: 7, what its
-    numpy-defined ``item()`` gives) when that is an int, float, bool or str; else `MISSING`."""
+def array_values(value: Any) -> Any:
+    """The values of a numpy value or a pandas Series / DataFrame of at most `SMALL_ARRAY`
+    values, as the library itself converts them (numpy's ``tolist()``: a scalar's number,
+    nested lists; pandas' labels and values: a Series by index, a DataFrame row by row,
+    when no label repeats); else `MISSING` (a bigger one, another library: its summary,
+    `array_summary`)."""
     found = _array_class(type(value))
-    if found is None or not found[3]:
+    if found is None or found[3] is None:
         return MISSING
     try:
         shape = value.shape
-        item = value.item() if type(shape) is tuple and not shape else None
+        if type(shape) is not tuple:
+            return MISSING
+        cells = 1
+        for size in shape:
+            cells *= int(size)
+        if cells > SMALL_ARRAY:
+            return MISSING
+        how = found[3]
+        if how == "tolist":
+            return value.tolist()
+        labels = value.index.tolist()  # (pandas' own to_dict takes 5-100 times as long)
+        if how == "rows":
+            columns = value.columns.tolist()
+            if len(set(columns)) < len(columns):
+                return MISSING
+            rows = [dict(zip(columns, row, strict=True)) for row in value.values.tolist()]
+            out = dict(zip(labels, rows, strict=True))
+        else:
+            out = dict(zip(labels, value.tolist(), strict=True))
     except BaseException:  # recording contains everything
         return MISSING
-    return item if type(item) in _PYTHON_SCALARS else MISSING
+    return out if len(out) == len(labels) else MISSING  # a label twice: the summary
 
 
 def is_array_class(cls: type) -> bool:
@@ -344,17 +366,24 @@ def is_array_class(cls: type) -> bool:
 
 
 @per_class
-def _array_class(cls: type) -> tuple[str, bool, bool, bool] | None:
+def _array_class(cls: type) -> tuple[str, bool, bool, str | None] | None:
     """For a class of a known array package whose ``shape`` that package defines: the
-    package and whether it defines ``dtype``, ``dtypes`` and (numpy) ``item``; else None."""
+    package, whether it defines ``dtype`` and ``dtypes``, and how `array_values` converts
+    its values (``"tolist"`` numpy's, ``"dict"`` a pandas Series', ``"rows"`` a pandas
+    DataFrame's: classes defining ``to_dict``), None: not at all); else None."""
     root = class_root(cls)
     if root not in _ARRAY_MODULES and root not in _ARRAY_MODULES_MORE:
         return None
     try:
         if not _library_attribute(cls, "shape"):
             return None
-        has_item = root == "numpy" and _library_attribute(cls, "item")
-        return root, _library_attribute(cls, "dtype"), _library_attribute(cls, "dtypes"), has_item
+        dtype, dtypes = _library_attribute(cls, "dtype"), _library_attribute(cls, "dtypes")
+        how = None
+        if root == "numpy" and _library_attribute(cls, "tolist"):
+            how = "tolist"
+        elif root == "pandas" and _library_attribute(cls, "to_dict"):
+            how = "rows" if _library_attribute(cls, "columns") else "dict"
+        return root, dtype, dtypes, how
     except BaseException:  # recording contains everything
         return None
 
@@ -463,7 +492,6 @@ __all__ = [
     "is_record_class",
     "length",
     "module_root",
-    "numpy_scalar",
     "own_repr",
     "per_class",
     "static_attribute",

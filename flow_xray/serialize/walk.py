@@ -41,6 +41,7 @@ from flow_xray.serialize.shapes import (
     MISSING,
     ClassMemo,
     array_summary,
+    array_values,
     buffer_summary,
     cheap_repr,
     exception_args,
@@ -49,7 +50,6 @@ from flow_xray.serialize.shapes import (
     is_opaque_class,
     is_record_class,
     length,
-    numpy_scalar,
     own_repr,
 )
 from flow_xray.serialize.text import writable
@@ -241,10 +241,10 @@ class Walker:
         return self._set(value, depth)
 
     def _array(self, value: Any, kind: type, depth: int) -> Any:
-        """A numpy scalar as its Python value; an array by its shape and dtype."""
-        scalar = numpy_scalar(value)
-        if scalar is not MISSING:
-            return self._convert(scalar, depth)
+        """A numpy scalar, a small array or frame as its values; a big one by its shape."""
+        values = array_values(value)
+        if values is not MISSING:
+            return self._convert(values, depth)
         return self._leaf(value, kind, depth)
 
     def _iso(self, value: Any, kind: type, depth: int) -> Any:

@@ -37,10 +37,10 @@ def test_a_numpy_scalar_is_its_python_value(value: Any, expected: Any) -> None:
     assert type(converted) is type(expected)
 
 
-def test_numpy_values_that_are_not_numbers_keep_their_summary() -> None:
-    """A complex scalar or a datetime64 has no JSON number: the shape summary, as arrays."""
-    assert to_jsonable(np.complex128(1 + 2j), DEFAULT) == "<complex128 shape=() dtype=complex128>"
-    assert to_jsonable(np.datetime64("2024-01-02"), DEFAULT).startswith("<datetime64 shape=()")
+def test_numpy_scalars_that_are_not_json_numbers_are_their_python_values() -> None:
+    """A complex scalar is shown as Python shows it; a datetime64 as the date it is."""
+    assert to_jsonable(np.complex128(1 + 2j), DEFAULT) == "(1+2j)"
+    assert to_jsonable(np.datetime64("2024-01-02"), DEFAULT) == "2024-01-02"
 
 
 def test_a_nan_numpy_float_is_text_as_python_nan_is() -> None:
@@ -48,26 +48,58 @@ def test_a_nan_numpy_float_is_text_as_python_nan_is() -> None:
     assert to_jsonable(np.float32("inf"), DEFAULT) == "Infinity"
 
 
-def test_arrays_and_frames_are_summarised_by_shape_and_dtype() -> None:
-    frame = pd.DataFrame({"a": np.arange(1_000), "b": ["x"] * 1_000})
+def test_small_arrays_and_frames_are_their_values() -> None:
+    """Up to 64 values: a numpy array as its nested lists, a Series by index, a DataFrame
+    row by row (what a failing row of ``df.apply`` or ``iterrows`` held)."""
+    row = pd.Series({"user": np.int64(12), "amount": 99.5, "country": "fr"})
+    frame = pd.DataFrame({"x": [1, 2], "y": ["a", "b"]}, index=["r1", "r2"])
     assert to_jsonable(
-        {"m": np.zeros((3, 4)), "df": frame, "s": frame["a"], "col": np.arange(6, dtype=np.int32)},
+        {"m": np.arange(6).reshape(2, 3), "row": row, "frame": frame, "col": np.zeros(64)},
         DEFAULT,
     ) == {
-        "m": "<ndarray shape=(3, 4) dtype=float64>",
+        "m": [[0, 1, 2], [3, 4, 5]],
+        "row": {"user": 12, "amount": 99.5, "country": "fr"},
+        "frame": {"r1": {"x": 1, "y": "a"}, "r2": {"x": 2, "y": "b"}},
+        "col": [0.0] * 64,
+    }
+
+
+def test_bigger_arrays_and_frames_are_summarised_by_shape_and_dtype() -> None:
+    frame = pd.DataFrame({"a": np.arange(1_000), "b": ["x"] * 1_000})
+    assert to_jsonable(
+        {"m": np.zeros((3, 40)), "df": frame, "s": frame["a"], "col": np.arange(65, dtype="i4")},
+        DEFAULT,
+    ) == {
+        "m": "<ndarray shape=(3, 40) dtype=float64>",
         "df": "<pandas.DataFrame shape=(1000, 2) dtype=mixed>",
         "s": "<pandas.Series shape=(1000,) dtype=int64>",
-        "col": "<ndarray shape=(6,) dtype=int32>",
+        "col": "<ndarray shape=(65,) dtype=int32>",
     }
 
 
 def test_each_dtype_is_named_as_numpy_names_it() -> None:
     """Arrays of many dtypes one after another, each named by its own dtype's text."""
     dtypes = ["int64", ">i4", "<i4", "float16", "complex64", "U3", "S2", "bool", [("x", "i2")]]
-    arrays = [np.zeros(2, dtype=dtype) for dtype in dtypes] * 2
+    arrays = [np.zeros(100, dtype=dtype) for dtype in dtypes] * 2
     assert to_jsonable(arrays, DEFAULT) == [
-        f"<ndarray shape=(2,) dtype={array.dtype}>" for array in arrays
+        f"<ndarray shape=(100,) dtype={array.dtype}>" for array in arrays
     ]
+
+
+def test_a_frame_whose_rows_cannot_be_keyed_is_summarised() -> None:
+    """A DataFrame with a repeated index has no row-by-row form: its summary, nothing lost."""
+    frame = pd.DataFrame({"x": [1, 2]}, index=["same", "same"])
+    assert to_jsonable(frame, DEFAULT) == "<pandas.DataFrame shape=(2, 1) dtype=mixed>"
+
+
+def test_an_object_array_holding_itself_stops_at_the_depth_cap() -> None:
+    looped = np.empty(1, dtype=object)
+    looped[0] = looped
+    converted = to_jsonable(looped, DEFAULT)
+    depth = 0
+    while isinstance(converted, list):
+        converted, depth = converted[0], depth + 1
+    assert isinstance(converted, str) and depth <= DEFAULT.max_depth
 
 
 def test_a_traced_training_step_records_numbers_and_shapes() -> None:

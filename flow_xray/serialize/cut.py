@@ -55,9 +55,48 @@ def _json_encoder(ascii_only: bool) -> Callable[[Any], str]:
     return encode
 
 
-encode_json = _json_encoder(ascii_only=False)
+_encode_json_std = _json_encoder(ascii_only=False)
 # Used only when the text holds lone surrogates, which are not valid UTF-8.
 _encode_json_ascii = _json_encoder(ascii_only=True)
+
+
+def _orjson_encoder() -> Callable[[Any], str] | None:
+    """orjson's encoder where it is installed (5-10 times the standard library's speed: a
+    traced call encodes its inputs and its output), for what it writes as `json` does.
+
+    Anything else orjson would write its own way goes to the standard library's encoder:
+    subclasses of the built-in types, dataclasses and dates (it refuses them: passed
+    through), keys that are not text, ints past 64 bits and lone surrogates (it raises).
+    What reaches it is plain data (the fast paths check it, the walk makes it): floats
+    finite (orjson writes NaN and infinities as null where `json` refuses them; the fast
+    paths leave them to the walk, which writes them as text), no enum member or UUID
+    (orjson writes those, `json` refuses them). Its floats keep their shortest form, an
+    exponent written ``1e-7`` (`json`: ``1e-07``).
+    """
+    try:
+        import orjson  # noqa: PLC0415  (an optional accelerator: the standard library without it)
+    except ImportError:
+        return None
+    dumps: Any = orjson.dumps
+    options = (
+        orjson.OPT_PASSTHROUGH_SUBCLASS
+        | orjson.OPT_PASSTHROUGH_DATACLASS
+        | orjson.OPT_PASSTHROUGH_DATETIME
+    )
+    refused = (TypeError, ValueError, OverflowError)  # (orjson.JSONEncodeError is a TypeError)
+
+    def encode(value: Any) -> str:
+        try:
+            return dumps(value, option=options).decode()  # type: ignore[no-any-return]
+        except refused:
+            return _encode_json_std(value)
+
+    return encode
+
+
+#: Compact JSON text of plain data with finite floats (`_orjson_encoder`); raises
+#: ``ValueError`` for NaN or infinities only where orjson is not installed.
+encode_json: Final = _orjson_encoder() or _encode_json_std
 
 
 def utf8_len(text: str) -> int:

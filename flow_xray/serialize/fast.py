@@ -34,9 +34,9 @@ def plain_budget(
 ) -> int:
     """Budget left after `value` if it is plain JSON needing no cut, else -1.
 
-    Plain: str/int/float/bool/None and dicts (str keys, none secret) and
-    lists/tuples of plain values within every cap. Such values go straight to
-    the C encoder; NaN and infinities are left to it, and it refuses them.
+    Plain: str/int/finite float/bool/None and dicts (str keys, none secret)
+    and lists/tuples of plain values within every cap. Such values go straight
+    to the C encoder (`encode_json`).
     `budget` (estimated output bytes) bounds the work on big values.
     """
     kind = type(value)
@@ -46,7 +46,9 @@ def plain_budget(
         return budget - len(value) - 3
     if kind is int:
         return budget - 8 if -_FAST_INT < value < _FAST_INT else -1
-    if kind is float or kind is bool or value is None:
+    if kind is float:  # NaN and infinities take the walk (it writes them as text)
+        return budget - 8 if value - value == 0.0 else -1
+    if kind is bool or value is None:
         return budget - 8
     if depth >= limits.max_depth or budget < 0:
         return -1
@@ -168,10 +170,10 @@ def fast_object(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> st
             ):
                 return None
             budget -= size
-        elif kind is int:
-            if not -_FAST_INT < value < _FAST_INT:
+        elif kind is int or kind is float:  # ints within 64 bits; NaN and infinities: the walk
+            if not (-_FAST_INT < value < _FAST_INT if kind is int else value - value == 0.0):
                 return None
-        elif not (kind is float or kind is bool or value is None):
+        elif not (kind is bool or value is None):
             budget = plain_budget(value, 1, budget - len(key) - 4, limits, secret)
             if budget < 0:
                 return None

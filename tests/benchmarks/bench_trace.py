@@ -198,12 +198,23 @@ def _no_provider(private: object) -> Iterator[None]:
 FLOOR = "floor: least a Python recorder does (no caps, no redaction)"
 
 
+def _floor_encoder() -> Callable[[Any], str]:
+    """Compact JSON text: orjson's where installed, else the standard library's."""
+    try:
+        import orjson
+    except ImportError:
+        return json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+    dumps = orjson.dumps
+    return lambda value: dumps(value).decode()  # type: ignore[no-any-return]
+
+
 def floor_recorder() -> Contestant:
     """The least any recorder written in Python does per call, as a reference row: ids from
     ``random.getrandbits``, the call's span (the API's `NonRecordingSpan`) current in
     OpenTelemetry's context while it runs (so other instrumentations could nest under
-    it), two clock reads, the arguments and the result as compact JSON (the C encoder,
-    built once) and a tuple appended to a list. Nothing is capped, redacted, checked
+    it), two clock reads, the arguments and the result as compact JSON (orjson's encoder
+    where installed, as flow-xray encodes; else the standard library's C encoder, built
+    once) and a tuple appended to a list. Nothing is capped, redacted, checked
     against limits or counted; no status, no source attributes. The local recorder's
     ratio to this row is what all of that costs."""
     import random
@@ -211,7 +222,7 @@ def floor_recorder() -> Contestant:
     from opentelemetry import context as context_api
     from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
-    encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+    encode = _floor_encoder()
     kept: list[tuple[Any, ...]] = []
     sampled = TraceFlags(TraceFlags.SAMPLED)
 

@@ -3,8 +3,9 @@
 The bounded walk (`flow_xray.serialize.walk`) asks here before it falls
 back to ``repr``. Everything is read through the type, not through instance
 attribute magic, so a proxy or a ``MagicMock`` never gains attributes; big
-buffers and arrays are summarised by length and type, never copied; numpy,
-pandas and friends are recognised by module name and ``shape``/``dtype``
+buffers and arrays are summarised by length and type, never copied (numpy and
+pandas values of at most `SMALL_ARRAY` values are converted by the library);
+numpy, pandas and friends are recognised by module name and ``shape``/``dtype``
 without importing them. What depends on the class alone is worked out once per
 class (`ClassMemo`): a list of 100 numpy floats looks at its class once.
 """
@@ -99,13 +100,8 @@ def class_root(cls: Any) -> str:
 _TYPE_MODULE: Final = type.__dict__["__module__"]
 
 
-def is_opaque(value: Any) -> bool:
-    """A mock: any attribute read would create state on it, so nothing is read."""
-    return is_opaque_class(type(value))
-
-
 def is_opaque_class(cls: type) -> bool:
-    """A mock's class (see `is_opaque`)."""
+    """A mock's class: any attribute read would create state on its values, so nothing is read."""
     return class_root(cls) in _OPAQUE_MODULES
 
 
@@ -487,7 +483,6 @@ __all__ = [
     "instance_dict",
     "is_array_class",
     "is_namedtuple_class",
-    "is_opaque",
     "is_opaque_class",
     "is_record_class",
     "length",

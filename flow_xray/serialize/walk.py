@@ -206,7 +206,7 @@ class Walker:
 
     def _record(self, value: Any, kind: type, depth: int) -> Any:
         record = fields(value, self.items_cap)
-        if record is None:  # (a record class: `fields` reads it)
+        if record is None:  # (never for a record class; kept for the type checker)
             return self._leaf(value, kind, depth)
         return self._mapping(value, record[0], record[1], depth)
 
@@ -418,7 +418,7 @@ def _way(kind: type) -> Way:
         if is_shape_class(kind):
             return Walker._shaped
         return _later_way(kind)
-    except BaseException:  # (a metaclass's hooks): the walk's own guard shows the value
+    except BaseException:  # a check that raised (a metaclass's hooks): a summary or the repr
         return Walker._leaf
 
 

@@ -39,6 +39,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from opentelemetry import trace as trace_api
+from opentelemetry.context import Context
 from opentelemetry.trace import NoOpTracer, ProxyTracer, ProxyTracerProvider
 
 from flow_xray import __version__, attributes as attr
@@ -99,16 +100,23 @@ def provider_in_use(seen: object = _UNKNOWN) -> tuple[object | None, bool]:
     return provider, False
 
 
+# How ``@trace`` starts a call's span: given the call's input attributes (or None), the span
+# started with the function's static attributes and those, and the context that makes it
+# current (for the caller to attach). May raise: the call then runs untraced.
+StartCall = Callable[["Mapping[str, Any] | None"], "tuple[trace_api.Span, Context]"]
 # How ``@trace`` ends a call's span: attributes set, status OK when asked, ended; never raises.
 EndCall = Callable[[trace_api.Span, "Mapping[str, Any] | None", bool], None]
 
 
-def end_call_of(tracer: object) -> EndCall | None:
-    """The tracer's own one-step end of a call (``end_call``: the local recorder has one,
-    see `flow_xray.sdk.local`), or None: then the API's three calls
-    (`flow_xray.tracing.recording.end_span`)."""
-    end_call = getattr(tracer, "end_call", None)
-    return end_call if callable(end_call) else None
+def call_recorder_of(
+    tracer: object, name: str, static: Mapping[str, Any]
+) -> tuple[StartCall, EndCall] | None:
+    """The tracer's own one-step start and end of ``@trace``'s calls of one function (its
+    ``call_recorder(name, static)``: the local recorder has one, see `flow_xray.sdk.local`),
+    or None: then the API's calls (`flow_xray.tracing.recording.api_call_recorder`).
+    ``static`` are the function's attributes, the same for each of its calls."""
+    make = getattr(tracer, "call_recorder", None)
+    return make(name, static) if callable(make) else None
 
 
 def current_tracer() -> trace_api.Tracer | None:

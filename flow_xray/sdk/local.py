@@ -8,8 +8,9 @@ read-only copy of the span at its end. `LocalProvider` is the private provider
 in that case (`flow_xray.runtime.tracer` hands its tracer to ``@trace`` inside
 captures, and to other instrumentations' proxy tracers): its `LocalSpan`
 (`flow_xray.sdk.local_span`) is the API's `Span` with the SDK's behaviour and
-nothing else. ``@trace`` ends its calls through `LocalTracer.end_call`: the
-output, the status and the end in one step, as the three API calls would.
+nothing else. ``@trace`` starts and ends its calls through
+`LocalTracer.call_recorder`: the span with its attributes, made current, in one
+step; the output, the status and the end in another, as the API's calls would.
 
 What stays exactly as on the SDK path:
 
@@ -43,6 +44,7 @@ from time import time_ns
 from typing import TYPE_CHECKING, Any, Final
 
 from opentelemetry import context as context_api, trace as trace_api
+from opentelemetry.context import Context
 from opentelemetry.sdk.trace import SpanLimits
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import (
@@ -59,6 +61,7 @@ try:  # the API's context manager that also decorates async functions (as the SD
 except ImportError:  # pragma: no cover - older APIs
     from contextlib import contextmanager as _contextmanager  # type: ignore[assignment]
 
+from flow_xray.runtime.tracer import EndCall, StartCall
 from flow_xray.sdk.local_span import LocalSpan
 from flow_xray.tracing.recording import end_span
 
@@ -87,6 +90,9 @@ def _api_layout() -> bool:
 
 
 _API_LAYOUT: Final = _api_layout()
+# The key under which the API keeps the current span in a `Context`, as its own
+# ``set_span_in_context`` writes it.
+(_SPAN_KEY,) = trace_api.set_span_in_context(INVALID_SPAN, Context()).keys()
 _tuple_new: Final = tuple.__new__
 
 
@@ -172,7 +178,33 @@ class LocalTracer(trace_api.Tracer):
         record_exception: bool = True,
         set_status_on_exception: bool = True,
     ) -> trace_api.Span:
-        parent: SpanContext | None = trace_api.get_current_span(context).get_span_context()
+        parent = trace_api.get_current_span(context).get_span_context()
+        span = self._new_span(name, parent, kind, record_exception, set_status_on_exception)
+        if type(span) is not LocalSpan:
+            return span
+        if attributes:
+            if self.provider.plain(0, attributes):  # the common case: stored as they are
+                span._attributes = dict(attributes)
+            else:
+                span.set_attributes(attributes)
+        if links:
+            for link in links:
+                if link:
+                    span.add_link(link.context, link.attributes)
+        span._start_time = start_time if start_time is not None else time_ns()
+        self.provider.processor.on_start(span, context, span._span_context[1])  # type: ignore[arg-type]
+        return span
+
+    def _new_span(
+        self,
+        name: str,
+        parent: SpanContext | None,
+        kind: SpanKind = SpanKind.INTERNAL,
+        record_exception: bool = True,
+        set_status_on_exception: bool = True,
+    ) -> LocalSpan | NonRecordingSpan:
+        """A span under ``parent`` (the current span's context): a `LocalSpan` with new ids,
+        not yet started, or for an unsampled parent the `NonRecordingSpan` the SDK gives."""
         if parent is not None and not isinstance(parent, SpanContext):
             raise TypeError("parent_span_context must be a SpanContext or None.")
         flags, state = _SAMPLED, None
@@ -195,28 +227,48 @@ class LocalTracer(trace_api.Tracer):
                     )
                 if not getattr(inherited, "random_trace_id", True):
                     flags = TraceFlags(TraceFlags.SAMPLED)
-        span_id = _getrandbits(64) or 1
-        span = LocalSpan(
-            name,
-            _new_context(trace_id, span_id, flags, state),
-            parent,
-            self,
-            kind,
-            record_exception,
-            set_status_on_exception,
+        context = _new_context(trace_id, _getrandbits(64) or 1, flags, state)
+        return LocalSpan(
+            name, context, parent, self, kind, record_exception, set_status_on_exception
         )
-        if attributes:
-            if self.provider.plain(0, attributes):  # the common case: stored as they are
-                span._attributes = dict(attributes)
-            else:
-                span.set_attributes(attributes)
-        if links:
-            for link in links:
-                if link:
-                    span.add_link(link.context, link.attributes)
-        span._start_time = start_time if start_time is not None else time_ns()
-        self.provider.processor.on_start(span, context, span_id)  # type: ignore[arg-type]
-        return span
+
+    def call_recorder(self, name: str, static: Mapping[str, Any]) -> tuple[StartCall, EndCall]:
+        """``@trace``'s start and end of one function's calls, each in one step
+        (`flow_xray.runtime.tracer.call_recorder_of`): what ``start_span`` with the static
+        and input attributes, then ``set_span_in_context``, do; and `end_call`.
+
+        The static attributes are checked against the span limits once, here; a call's
+        input attributes are checked as they come.
+        """
+        static = dict(static)
+        provider = self.provider
+        held = len(static) if provider.plain(0, static) else -1
+        get_current, span_key = context_api.get_current, _SPAN_KEY
+
+        def start(inputs: Mapping[str, Any] | None) -> tuple[trace_api.Span, Context]:
+            current = get_current()
+            found = current.get(span_key)
+            parent: SpanContext | None
+            if type(found) is LocalSpan:  # (the common parent: no ABC check)
+                parent = found._span_context
+            else:  # as ``get_current_span``: anything but a span counts as none
+                parent = found.get_span_context() if isinstance(found, trace_api.Span) else None
+            span = self._new_span(name, parent)
+            if type(span) is LocalSpan:
+                if held >= 0 and (not inputs or provider.plain(held, inputs)):
+                    attributes = static.copy()
+                    if inputs:
+                        attributes.update(inputs)
+                    span._attributes = attributes
+                else:  # limits or values the SDK's container must handle
+                    span.set_attributes({**static, **inputs} if inputs else static)
+                span._start_time = time_ns()
+                provider.processor.on_start(span, None, span._span_context[1])  # type: ignore[arg-type]
+            made = current.copy()  # what ``set_span_in_context`` does
+            made[span_key] = span
+            return span, Context(made)
+
+        return start, self.end_call
 
     def end_call(
         self, span: trace_api.Span, attributes: Mapping[str, Any] | None, ok: bool

@@ -17,12 +17,13 @@ from types import MappingProxyType, TracebackType
 from typing import Any, Final
 
 from opentelemetry import context as context_api, trace as trace_api
+from opentelemetry.context import Context
 from opentelemetry.trace import Span
 
 from flow_xray import attributes as attr
 from flow_xray.llm.streams import StreamUsage, stream_usage_for
 from flow_xray.llm.usage import Usage
-from flow_xray.runtime.tracer import EndCall, current_tracer, end_call_of
+from flow_xray.runtime.tracer import EndCall, StartCall, call_recorder_of, current_tracer
 from flow_xray.serialize.exceptions import FrameText, source_path
 from flow_xray.serialize.limits import Limits, get_limits
 from flow_xray.serialize.reprs import Reprs
@@ -32,8 +33,8 @@ from flow_xray.serialize.walk import Walker
 from flow_xray.tracing.binding import Binder, make_binder
 from flow_xray.tracing.options import TraceOptions
 from flow_xray.tracing.recording import (
+    api_call_recorder,
     contained,
-    end_span,
     input_attributes,
     is_failure,
     may_be_response,
@@ -61,9 +62,9 @@ class _Spec:
     __slots__ = (
         "binder",
         "capture_output",
-        "ender",
         "is_llm",
         "name",
+        "recorder",
         "redact",
         "redacting",
         "static_attributes",
@@ -91,39 +92,42 @@ class _Spec:
             static[attr.GEN_AI_OPERATION_NAME] = _OPERATIONS[options.kind]
         static.update(user_attributes(options.attributes))
         self.static_attributes = static
-        # (the tracer used last, how it ends a call in one step or `end_span`)
-        self.ender: tuple[object, EndCall] = (None, end_span)
+        # (the tracer used last, how it starts and ends this function's calls: `recorder_for`)
+        self.recorder: tuple[object, StartCall, EndCall] | None = None
 
     def begin(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Call | None:
         """Start a span for one call; None when tracing is off or the span cannot start.
 
-        The inputs are encoded first and given to ``start_span`` with the
-        static attributes: the SDK then copies and checks all of them in one
-        go, instead of taking the span's lock again for each ``set_attribute``
-        (and a sampler sees them, as OpenTelemetry recommends for attributes
-        known at the start).
+        The inputs are encoded first and the span starts with them and the
+        static attributes in one step (`recorder_for`).
         """
         tracer = current_tracer()
         if tracer is None:
             return None
-        attributes = self.static_attributes
         used = 0
         reprs: Reprs = {}
         limits = self.limits() if self.redact else None
+        inputs = None
         if self.binder is not None:
             inputs = input_attributes(self.binder, args, kwargs, self.is_llm, reprs, limits)
             if inputs is not None:
                 used = len(inputs[attr.INPUT_VALUE])
-                attributes = {**attributes, **inputs}
         try:
-            span = tracer.start_span(self.name, attributes=attributes)
+            recorder = self.recorder
+            if recorder is None or recorder[0] is not tracer:
+                recorder = self.recorder = self.recorder_for(tracer)
+            span, context = recorder[1](inputs)
         except BaseException:
             contained("a span start")
             return None
-        ender = self.ender
-        if ender[0] is not tracer:
-            ender = self.ender = (tracer, end_call_of(tracer) or end_span)
-        return _Call(self, span, used, reprs, limits, ender[1])
+        return _Call(self, span, context, used, reprs, limits, recorder[2])
+
+    def recorder_for(self, tracer: trace_api.Tracer) -> tuple[object, StartCall, EndCall]:
+        """How this function's calls start and end on ``tracer``: the tracer's own one-step
+        start and end where it has them (the local recorder's), else the API's calls."""
+        name, static = self.name, self.static_attributes
+        own = call_recorder_of(tracer, name, static)
+        return (tracer, *(own or api_call_recorder(tracer, name, static)))
 
     def limits(self) -> Limits:
         """The process's limits with this function's ``redact=`` names added (kept until the
@@ -145,26 +149,27 @@ class _Call:
         self,
         spec: _Spec,
         span: Span,
+        context: Context,
         used: int,
         reprs: Reprs,
-        limits: Limits | None = None,
-        end_call: EndCall = end_span,
+        limits: Limits | None,
+        end_call: EndCall,
     ) -> None:
         self.spec = spec
-        self.end_call = end_call  # the tracer's one-step end, or `end_span`
+        self.end_call = end_call  # the tracer's one-step end, or the API's (`end_span`)
         self.limits = limits  # the function's own (``redact=``); None: the process's
         self.span = span
+        self.context = context  # the caller's context with the span current
         self.used = used  # bytes of the span's content budget taken by the inputs
         # The call's repr cache: inputs, output and error share it (see `Reprs`).
         self.reprs = reprs
-        self.context = trace_api.set_span_in_context(span)
 
     def enter(self) -> object:
-        return context_api.attach(self.context)
+        return _attach(self.context)
 
     @staticmethod
     def exit(token: object) -> None:
-        context_api.detach(token)  # type: ignore[arg-type]
+        _detach(token)  # type: ignore[arg-type]
 
     def succeed(self, value: Any, usage: Usage | None = None) -> None:
         """Record usage first (so it survives size limits), then the output; end, OK.
@@ -237,6 +242,9 @@ class _Untraced(_Call):
 
 
 _UNTRACED: Final = _Untraced()
+# (module globals: a traced call attaches and detaches its context without a method call)
+_attach: Final = context_api.attach
+_detach: Final = context_api.detach
 _WRAPPER_FILE: Final = __file__
 
 
@@ -283,14 +291,14 @@ def _wrap_function(func: Callable[..., Any], spec: _Spec) -> Callable[..., Any]:
         call = spec.begin(args, kwargs)
         if call is None:
             return func(*args, **kwargs)
-        token = call.enter()
+        token = _attach(call.context)
         try:
             value = func(*args, **kwargs)
         except BaseException as exc:
-            call.exit(token)
+            _detach(token)
             call.fail(exc)
             raise
-        call.exit(token)
+        _detach(token)
         call.succeed(value)
         return value
 
@@ -302,14 +310,14 @@ def _wrap_coroutine(func: Callable[..., Any], spec: _Spec) -> Callable[..., Any]
         call = spec.begin(args, kwargs)
         if call is None:
             return await func(*args, **kwargs)
-        token = call.enter()
+        token = _attach(call.context)
         try:
             value = await func(*args, **kwargs)
         except BaseException as exc:
-            call.exit(token)
+            _detach(token)
             call.fail(exc)
             raise
-        call.exit(token)
+        _detach(token)
         call.succeed(value)
         return value
 

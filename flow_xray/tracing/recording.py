@@ -16,7 +16,9 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from opentelemetry.trace import Span, Status, StatusCode
+from opentelemetry import trace as trace_api
+from opentelemetry.context import Context
+from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
 from flow_xray import attributes as attr
 from flow_xray.errors import Terminated
@@ -29,6 +31,7 @@ from flow_xray.llm.usage import (
     usage_attributes,
     usage_from_response,
 )
+from flow_xray.runtime.tracer import EndCall, StartCall
 from flow_xray.runtime.usage import reported_below
 from flow_xray.serialize.cut import CUT, cap_text
 from flow_xray.serialize.encode import (
@@ -416,8 +419,8 @@ def output_attributes(
 def end_span(span: Span, attributes: Mapping[str, Any] | None, ok: bool) -> None:
     """End ``span`` with ``attributes`` set and, when ``ok``, its status OK; never raises.
 
-    What the local recorder does in one step (`CallRecorder.end_call`), in three
-    API calls, each contained on its own: a span that refuses its attributes
+    What the local recorder does in one step (`flow_xray.sdk.local.LocalTracer.end_call`),
+    in three API calls, each contained on its own: a span that refuses its attributes
     still ends.
     """
     if attributes:
@@ -434,3 +437,23 @@ def end_span(span: Span, attributes: Mapping[str, Any] | None, ok: bool) -> None
         span.end()
     except BaseException:
         contained("a span end")
+
+
+def api_call_recorder(
+    tracer: Tracer, name: str, static: Mapping[str, Any]
+) -> tuple[StartCall, EndCall]:
+    """``@trace``'s start and end of one function's calls through the OpenTelemetry API (any
+    tracer; `flow_xray.runtime.tracer.call_recorder_of` says when the tracer has its own).
+
+    The static and input attributes go to ``start_span`` together: the SDK then copies and
+    checks them in one go instead of taking the span's lock again for each
+    ``set_attribute``, and a sampler sees them, as OpenTelemetry recommends for attributes
+    known at the start. The span is made current by ``set_span_in_context``; it ends by
+    `end_span`.
+    """
+
+    def start(inputs: Mapping[str, Any] | None) -> tuple[Span, Context]:
+        span = tracer.start_span(name, attributes={**static, **inputs} if inputs else static)
+        return span, trace_api.set_span_in_context(span)
+
+    return start, end_span

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from opentelemetry import trace as trace_api
+from opentelemetry import context as context_api, trace as trace_api
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -37,7 +37,7 @@ from flow_xray.sdk import local as local_module
 from flow_xray.sdk.local import LocalProvider, _new_context, local_recording_allowed
 from flow_xray.sdk.local_span import LocalSpan
 from flow_xray.sdk.processor import attach, get_processor
-from flow_xray.tracing.recording import end_span
+from flow_xray.tracing.recording import api_call_recorder
 
 Drive = Callable[[trace_api.Tracer], None]
 
@@ -348,14 +348,76 @@ def test_a_call_ended_in_one_step_is_the_three_api_calls(
         span = tracer.start_span("call", attributes={"a": 1, "b": 2, "c": 3})
         if before is not None:
             before(span)
-        (runtime_tracer.end_call_of(tracer) or end_span)(span, attributes, ok)
+        _recorder(tracer, "call", {})[1](span, attributes, ok)
         warned.append([r.getMessage() for r in caplog.records])
 
     with caplog.at_level(logging.WARNING):
         sdk, local = _both(drive)
     assert local == sdk
     assert warned[1] == warned[0]  # the same warnings, word for word
-    assert runtime_tracer.end_call_of(TracerProvider().get_tracer("t")) is None
+
+
+def _recorder(tracer: trace_api.Tracer, name: str, static: dict[str, Any]) -> Any:
+    """How ``@trace`` starts and ends a function's calls on ``tracer`` (as `_Spec.recorder_for`)."""
+    return runtime_tracer.call_recorder_of(tracer, name, static) or api_call_recorder(
+        tracer, name, static
+    )
+
+
+def test_only_the_local_recorder_has_a_call_recorder_of_its_own() -> None:
+    assert runtime_tracer.call_recorder_of(TracerProvider().get_tracer("t"), "f", {}) is None
+    local = LocalProvider(_Ended()).get_tracer("t")  # type: ignore[arg-type]
+    assert runtime_tracer.call_recorder_of(local, "f", {}) is not None
+
+
+_STARTS: list[tuple[str, dict[str, Any], dict[str, Any] | None]] = [
+    ("static and inputs", {"kind": "CHAIN", "line": 3}, {"input.value": "{}", "mime": "json"}),
+    ("no inputs", {"kind": "CHAIN"}, None),
+    ("nothing at all", {}, None),
+    ("an input replaces a static value", {"a": 1, "b": 2}, {"a": "input"}),
+    ("odd static values", {"list": [1, 2], "obj": object(), "": "empty"}, {"in": 1}),
+    ("odd input values", {"a": 1}, {"list": (1, 2), "none": None, "big": 2**70}),
+    ("too many for the limit", {f"s{i}": i for i in range(4)}, {f"i{i}": i for i in range(3)}),
+    ("too long for the limit", {"a": "x" * 20}, {"b": "y" * 20}),
+]
+
+
+@pytest.mark.parametrize(("label", "static", "inputs"), _STARTS, ids=[e[0] for e in _STARTS])
+def test_a_call_started_in_one_step_is_start_span_then_set_span_in_context(
+    label: str,
+    static: dict[str, Any],
+    inputs: dict[str, Any] | None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``@trace`` starts a call on the recorder in one step (`LocalTracer.call_recorder`); on
+    the SDK with ``start_span`` (static and input attributes together) and
+    ``set_span_in_context``: the same spans (limits applied alike), the same parents, and
+    a context holding the span as the current one over what was current before."""
+    monkeypatch.setenv("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "5")
+    monkeypatch.setenv("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "8")
+    marker = context_api.create_key("marker")
+
+    def drive(tracer: trace_api.Tracer) -> None:
+        start, end = _recorder(tracer, "call", static)
+        token = context_api.attach(context_api.set_value(marker, "kept"))
+        try:
+            with tracer.start_as_current_span("outer") as outer:
+                span, context = start(inputs)
+                assert trace_api.get_current_span(context) is span
+                assert context_api.get_value(marker, context) == "kept"
+                assert trace_api.get_current_span() is outer  # not attached by the start
+                assert span.get_span_context().trace_id == outer.get_span_context().trace_id
+                assert span.parent.span_id == outer.get_span_context().span_id  # type: ignore[attr-defined]
+                end(span, None, True)
+            root, _ = start(inputs)  # no current span: a new trace
+            assert root.parent is None  # type: ignore[attr-defined]
+            end(root, None, False)
+        finally:
+            context_api.detach(token)
+
+    sdk, local = _both(drive)
+    assert local == sdk
+    assert [s["name"] for s in local] == ["call", "outer", "call"]
 
 
 def test_the_sdk_disabled_gives_no_op_tracers(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -251,6 +251,8 @@ class LocalTracer(trace_api.Tracer):
             parent: SpanContext | None
             if type(found) is LocalSpan:  # (the common parent: no ABC check)
                 parent = found._span_context
+            elif found is None:
+                parent = None
             else:  # as ``get_current_span``: anything but a span counts as none
                 parent = found.get_span_context() if isinstance(found, trace_api.Span) else None
             span = self._new_span(name, parent)

@@ -240,7 +240,7 @@ class LocalSpan(trace_api.Span):
                 return
             if attributes:
                 self._set_locked(attributes)
-            if ok and self._status.status_code is not StatusCode.OK:
+            if ok and (self._status is UNSET or self._status.status_code is not StatusCode.OK):
                 self._status = OK  # what set_status(OK) does: OK replaces any other
             self._end_time = time_ns()
         self._tracer.provider.processor.on_end(self, self._span_context[1])  # type: ignore[arg-type]

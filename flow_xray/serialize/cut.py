@@ -60,7 +60,21 @@ _encode_json_std = _json_encoder(ascii_only=False)
 _encode_json_ascii = _json_encoder(ascii_only=True)
 
 
-def _orjson_encoder() -> Callable[[Any], str] | None:
+def _encode_within_std(value: Any, max_bytes: int) -> str | None:
+    """`encode_json_within` with the standard library's encoder."""
+    try:
+        text = _encode_json_std(value)
+        if text.isascii():
+            return text if len(text) <= max_bytes else None
+        return text if len(text.encode("utf-8")) <= max_bytes else None
+    except ValueError:  # NaN/Infinity, or lone surrogates in the UTF-8 check
+        return None
+
+
+Encoders = tuple[Callable[[Any], str], Callable[[Any, int], "str | None"]]
+
+
+def _orjson_encoders() -> Encoders | None:
     """orjson's encoder where it is installed (5-10 times the standard library's speed: a
     traced call encodes its inputs and its output), for what it writes as `json` does.
 
@@ -91,12 +105,22 @@ def _orjson_encoder() -> Callable[[Any], str] | None:
         except refused:
             return _encode_json_std(value)
 
-    return encode
+    def within(value: Any, max_bytes: int) -> str | None:
+        try:
+            data = dumps(value, option=options)  # UTF-8: its length is the size
+        except refused:
+            return _encode_within_std(value, max_bytes)
+        return data.decode() if len(data) <= max_bytes else None
+
+    return encode, within
 
 
-#: Compact JSON text of plain data with finite floats (`_orjson_encoder`); raises
-#: ``ValueError`` for NaN or infinities only where orjson is not installed.
-encode_json: Final = _orjson_encoder() or _encode_json_std
+#: ``encode_json(value)``: compact JSON text of plain data with finite floats (orjson's
+#: where installed, see `_orjson_encoders`); raises ``ValueError`` for NaN or infinities
+#: only where orjson is not installed. ``encode_json_within(value, max_bytes)``: the same
+#: text if it is at most ``max_bytes`` UTF-8 bytes, else None (also None for what cannot
+#: be UTF-8 or, without orjson, for NaN and infinities).
+encode_json, encode_json_within = _orjson_encoders() or (_encode_json_std, _encode_within_std)
 
 
 def utf8_len(text: str) -> int:

@@ -27,8 +27,16 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from flow_xray.attributes import MIME_JSON, MIME_TEXT
-from flow_xray.serialize.cut import CUT, cap_text, dump, encode_json, json_string, utf8_len
-from flow_xray.serialize.fast import fast_object, fits, plain_budget
+from flow_xray.serialize.cut import (
+    CUT,
+    cap_text,
+    dump,
+    encode_json,
+    encode_json_within,
+    json_string,
+    utf8_len,
+)
+from flow_xray.serialize.fast import fast_object, plain_budget
 from flow_xray.serialize.limits import Limits, get_limits
 from flow_xray.serialize.reprs import MAX_INT_BITS, Reprs, type_name
 from flow_xray.serialize.secrets import (
@@ -77,7 +85,10 @@ def encode_inputs(
     """
     try:
         if type(arguments) is dict:
-            fast = fast_object(arguments, limits, min(max_bytes, limits.max_value_bytes))
+            value_bytes = limits.max_value_bytes
+            fast = fast_object(
+                arguments, limits, max_bytes if max_bytes < value_bytes else value_bytes
+            )
             if fast is not None:
                 return fast
             shared = _shared_inputs(arguments, limits, max_bytes, reprs)
@@ -92,7 +103,7 @@ def _value_json(value: Any, limits: Limits, max_bytes: int, reprs: Reprs | None)
     """One value as JSON text of at most `max_bytes` bytes."""
     secret = secret_name_cache(limits) if limits.redact else None
     if plain_budget(value, 0, max_bytes, limits, secret) >= 0:
-        text = fits(value, max_bytes)
+        text = encode_json_within(value, max_bytes)
         if text is not None:
             return text
     return _encode(value, limits, max_bytes, reprs)
@@ -191,20 +202,21 @@ def encode_output(
     `reprs` is the call's repr cache (see `Reprs`).
     """
     try:
-        scalar = _SCALARS.get(type(value))
+        kind = type(value)
+        if kind is dict:  # the common result: its scalars checked inline
+            fast = fast_object(value, limits, max_bytes)
+            if fast is not None:
+                return fast, MIME_JSON
+        scalar = _SCALARS.get(kind)
         if scalar is not None:  # the commonest results, their JSON text made directly
             text = scalar(value)
             if text is not None and len(text) <= max_bytes:  # (ASCII: chars are bytes)
                 return text, MIME_JSON
-        if issubclass(type(value), str):  # by type: a lazy proxy's __class__ is never read
+        if issubclass(kind, str):  # by type: a lazy proxy's __class__ is never read
             return cap_text(str.__str__(value), max_bytes, limits), MIME_TEXT
-        if type(value) is dict:  # the common result: its scalars checked inline
-            fast = fast_object(value, limits, max_bytes)
-            if fast is not None:
-                return fast, MIME_JSON
         secret = secret_name_cache(limits) if limits.redact else None
         if plain_budget(value, 0, max_bytes, limits, secret) >= 0:
-            text = fits(value, max_bytes)
+            text = encode_json_within(value, max_bytes)
             if text is not None:
                 return text, MIME_JSON
         return _encode(value, limits, max_bytes, reprs), MIME_JSON

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from flow_xray.serialize.cut import encode_json
+from flow_xray.serialize.cut import encode_json_within
 from flow_xray.serialize.limits import Limits
 from flow_xray.serialize.secrets import (
     CLEAN_MAX_LEN,
@@ -36,7 +36,7 @@ def plain_budget(
 
     Plain: str/int/finite float/bool/None and dicts (str keys, none secret)
     and lists/tuples of plain values within every cap. Such values go straight
-    to the C encoder (`encode_json`).
+    to the C encoder (`encode_json_within`).
     `budget` (estimated output bytes) bounds the work on big values.
     """
     kind = type(value)
@@ -131,17 +131,6 @@ def holds_secret(text: str, limits: Limits) -> bool:
     return len(text) >= 8 and scrub_text(text, limits) is not text
 
 
-def fits(value: Any, max_bytes: int) -> str | None:
-    """The JSON text of a plain value if it fits `max_bytes`, else None."""
-    try:
-        text = encode_json(value)
-        if text.isascii():
-            return text if len(text) <= max_bytes else None
-        return text if len(text.encode("utf-8")) <= max_bytes else None
-    except ValueError:  # NaN/Infinity, or lone surrogates in the UTF-8 check
-        return None
-
-
 def fast_object(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> str | None:
     """JSON for a dict of plain values (arguments, a result), secret top-level names
     redacted; None to take the walk."""
@@ -177,7 +166,7 @@ def fast_object(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> st
             budget = plain_budget(value, 1, budget - len(key) - 4, limits, secret)
             if budget < 0:
                 return None
-    return fits(arguments if out is None else out, max_bytes)
+    return encode_json_within(arguments if out is None else out, max_bytes)
 
 
-__all__ = ["fast_object", "fits", "holds_secret", "plain_budget"]
+__all__ = ["fast_object", "holds_secret", "plain_budget"]

@@ -364,6 +364,14 @@ def record_stopped(span: Span, exc: BaseException, outcome: str) -> None:
         contained("a cancellation")
 
 
+# (module constants: read on every traced call)
+_INPUT_VALUE: Final = attr.INPUT_VALUE
+_INPUT_MIME_TYPE: Final = attr.INPUT_MIME_TYPE
+_OUTPUT_VALUE: Final = attr.OUTPUT_VALUE
+_OUTPUT_MIME_TYPE: Final = attr.OUTPUT_MIME_TYPE
+_MIME_JSON: Final = attr.MIME_JSON
+
+
 def input_attributes(
     binder: Binder,
     args: tuple[Any, ...],
@@ -385,9 +393,12 @@ def input_attributes(
         limits = limits or get_limits()
         arguments = binder(args, kwargs)
         # Inputs may use the span's budget but one value's worth, kept for the output.
-        budget = max(limits.max_span_bytes - limits.max_value_bytes, limits.max_value_bytes)
-        text = encode_inputs(arguments, limits, budget, reprs)
-        out = {attr.INPUT_VALUE: text, attr.INPUT_MIME_TYPE: attr.MIME_JSON}
+        value_bytes = limits.max_value_bytes
+        budget = limits.max_span_bytes - value_bytes
+        text = encode_inputs(
+            arguments, limits, value_bytes if budget < value_bytes else budget, reprs
+        )
+        out = {_INPUT_VALUE: text, _INPUT_MIME_TYPE: _MIME_JSON}
         if llm:
             out.update(_encoded(input_message_attributes(arguments), limits))
     except BaseException:
@@ -408,12 +419,16 @@ def output_attributes(
     """
     try:
         limits = limits or get_limits()
-        budget = max(256, min(limits.max_value_bytes, limits.max_span_bytes - used))
+        budget = limits.max_span_bytes - used  # what the inputs left, within one value's cap
+        if budget >= limits.max_value_bytes:
+            budget = limits.max_value_bytes
+        elif budget < 256:
+            budget = 256
         text, mime = encode_output(value, limits, budget, reprs)
     except BaseException:
         contained("output")
         return None
-    return {attr.OUTPUT_VALUE: text, attr.OUTPUT_MIME_TYPE: mime}
+    return {_OUTPUT_VALUE: text, _OUTPUT_MIME_TYPE: mime}
 
 
 def end_span(span: Span, attributes: Mapping[str, Any] | None, ok: bool) -> None:

@@ -57,6 +57,27 @@ def test_orjson_writes_what_the_standard_library_writes(value: Any) -> None:
         assert ours == theirs
 
 
+@given(_PLAIN, st.integers(0, 200))
+def test_text_within_a_size_is_the_text_when_its_utf8_fits(value: Any, max_bytes: int) -> None:
+    """``encode_json_within``: `encode_json`'s text when its UTF-8 size is at most the
+    limit, else None; both encoders (orjson's, the standard library's) agree."""
+    text = cut.encode_json(value)
+    expected = text if len(text.encode("utf-8")) <= max_bytes else None
+    assert cut.encode_json_within(value, max_bytes) == expected
+    standard = cut._encode_json_std(value)
+    expected_std = standard if len(standard.encode("utf-8")) <= max_bytes else None
+    assert cut._encode_within_std(value, max_bytes) == expected_std
+
+
+@pytest.mark.parametrize("encode_within", [cut.encode_json_within, cut._encode_within_std])
+def test_text_within_a_size_refuses_what_cannot_be_utf8(encode_within: Any) -> None:
+    """Lone surrogates cannot be written as UTF-8: None, whatever the room; beside them,
+    non-ASCII text is sized in bytes (two for é), not characters."""
+    assert encode_within({"s": "a\udc80b"}, 10_000) is None
+    assert encode_within("é" * 4, 10) == '"éééé"'
+    assert encode_within("é" * 5, 11) is None
+
+
 @pytest.mark.parametrize(
     "value",
     [
@@ -120,6 +141,7 @@ def test_without_orjson_the_same_values_are_recorded() -> None:
         sys.modules["orjson"] = None  # as if not installed
         from flow_xray.serialize import cut, encode_inputs, get_limits
         assert cut.encode_json is cut._encode_json_std
+        assert cut.encode_json_within is cut._encode_within_std
         value = {"q": "é\\u2028", "n": [1, 2.5, None, True], "d": {"k": -3}, "nan": float("nan")}
         print(encode_inputs(value, get_limits(), 4096))
         """

@@ -155,14 +155,31 @@ def _allowed(limits: Limits) -> frozenset[str]:
 
 def secret_name_cache(limits: Limits) -> dict[str, bool]:
     """The name -> verdict cache for these limits' patterns and allow-list."""
+    last_limits, cache = _LAST_SECRET.pair
+    if last_limits is limits:  # (every traced call asks, twice, mostly for the same limits)
+        return cache
     key = (limits.redact_patterns, limits.redact_allow)
-    cache = _SECRET_CACHE.get(key)
-    if cache is None:
+    found = _SECRET_CACHE.get(key)
+    if found is None:
         if len(_SECRET_CACHE) > 64:
             _SECRET_CACHE.clear()
             _PLAIN_NAMES.clear()
-        cache = _SECRET_CACHE[key] = {}
-    return cache
+        found = _SECRET_CACHE[key] = {}
+    _LAST_SECRET.pair = (limits, found)  # one swap: a reader never mixes two limits' caches
+    return found
+
+
+class _LastSecret:
+    """The cache `secret_name_cache` gave last and the limits it was for (one object, one
+    swap)."""
+
+    __slots__ = ("pair",)
+
+    def __init__(self) -> None:
+        self.pair: tuple[Limits | None, dict[str, bool]] = (None, {})
+
+
+_LAST_SECRET: Final = _LastSecret()
 
 
 # The names of `secret_name_cache` found not secret, as a set: a dict whose keys are

@@ -33,6 +33,8 @@ logger = logging.getLogger("flow_xray")
 
 UNSET: Final = Status(StatusCode.UNSET)
 OK: Final = Status(StatusCode.OK)
+# ``(record_exception, set_status_on_exception)`` as given to a span, each pair made once.
+_OPTIONS: Final = {(a, b): (a, b) for a in (True, False) for b in (True, False)}
 # The SDK's warning for a write to an ended span, word for word (with the method's name).
 _ENDED: Final = "Tried calling %s on an ended span."
 
@@ -77,7 +79,9 @@ class LocalSpan(trace_api.Span):
         self._parent = parent
         self._tracer = tracer
         self._kind = kind
-        self._options = (record_exception, set_status_on_exception)
+        # (one of four shared pairs: nothing more per span for the garbage collector to track)
+        options = (record_exception, set_status_on_exception)
+        self._options = _OPTIONS.get(options, options)
         self._attributes: dict[str, Any] | BoundedAttributes = {}
         self._events: deque[Event] | None = None
         self._links: list[trace_api.Link] | None = None
@@ -239,7 +243,15 @@ class LocalSpan(trace_api.Span):
                 logger.warning("Calling end() on an ended span.")
                 return
             if attributes:
-                self._set_locked(attributes)
+                stored = self._attributes  # (`_set_locked`'s common case, inline)
+                if (
+                    type(stored) is dict
+                    and self._tracer.provider.plain(len(stored), attributes)
+                    and stored.keys().isdisjoint(attributes)
+                ):
+                    stored.update(attributes)
+                else:
+                    self._set_locked(attributes)
             if ok and (self._status is UNSET or self._status.status_code is not StatusCode.OK):
                 self._status = OK  # what set_status(OK) does: OK replaces any other
             self._end_time = time_ns()

@@ -71,7 +71,14 @@ def _encode_within_std(value: Any, max_bytes: int) -> str | None:
         return None
 
 
-Encoders = tuple[Callable[[Any], str], Callable[[Any, int], "str | None"]]
+def _text_dict_size_std(mapping: dict[str, str]) -> int:
+    """`text_dict_size` without orjson: the characters of keys and values, 7 more an entry."""
+    return len("".join(mapping)) + len("".join(mapping.values())) + 7 * len(mapping)
+
+
+Encoders = tuple[
+    Callable[[Any], str], Callable[[Any, int], "str | None"], Callable[[dict[str, str]], int]
+]
 
 
 def _orjson_encoders() -> Encoders | None:
@@ -112,15 +119,27 @@ def _orjson_encoders() -> Encoders | None:
             return _encode_within_std(value, max_bytes)
         return data.decode() if len(data) <= max_bytes else None
 
-    return encode, within
+    def text_dict_size(mapping: dict[str, str]) -> int:
+        try:
+            return len(dumps(mapping))
+        except refused:  # (lone surrogates)
+            return _text_dict_size_std(mapping)
+
+    return encode, within, text_dict_size
 
 
 #: ``encode_json(value)``: compact JSON text of plain data with finite floats (orjson's
 #: where installed, see `_orjson_encoders`); raises ``ValueError`` for NaN or infinities
 #: only where orjson is not installed. ``encode_json_within(value, max_bytes)``: the same
 #: text if it is at most ``max_bytes`` UTF-8 bytes, else None (also None for what cannot
-#: be UTF-8 or, without orjson, for NaN and infinities).
-encode_json, encode_json_within = _orjson_encoders() or (_encode_json_std, _encode_within_std)
+#: be UTF-8 or, without orjson, for NaN and infinities). ``text_dict_size(mapping)``: the
+#: size of a dict of text to text as JSON, to budget with: its UTF-8 bytes with orjson,
+#: else an estimate from its characters (`_text_dict_size_std`).
+encode_json, encode_json_within, text_dict_size = _orjson_encoders() or (
+    _encode_json_std,
+    _encode_within_std,
+    _text_dict_size_std,
+)
 
 
 def utf8_len(text: str) -> int:

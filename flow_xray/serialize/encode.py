@@ -36,7 +36,7 @@ from flow_xray.serialize.cut import (
     json_string,
     utf8_len,
 )
-from flow_xray.serialize.fast import fast_object, plain_budget
+from flow_xray.serialize.fast import checks_for, fast_object, plain_budget
 from flow_xray.serialize.limits import Limits, get_limits
 from flow_xray.serialize.reprs import MAX_INT_BITS, Reprs, type_name
 from flow_xray.serialize.secrets import (
@@ -44,7 +44,6 @@ from flow_xray.serialize.secrets import (
     hides_value,
     is_secret_name,
     scrub_text,
-    secret_name_cache,
 )
 from flow_xray.serialize.walk import Walker, json_key
 
@@ -101,8 +100,7 @@ def encode_inputs(
 
 def _value_json(value: Any, limits: Limits, max_bytes: int, reprs: Reprs | None) -> str:
     """One value as JSON text of at most `max_bytes` bytes."""
-    secret = secret_name_cache(limits) if limits.redact else None
-    if plain_budget(value, 0, max_bytes, limits, secret) >= 0:
+    if plain_budget(value, 0, max_bytes, checks_for(limits)) >= 0:
         text = encode_json_within(value, max_bytes)
         if text is not None:
             return text
@@ -214,8 +212,7 @@ def encode_output(
                 return text, MIME_JSON
         if issubclass(kind, str):  # by type: a lazy proxy's __class__ is never read
             return cap_text(str.__str__(value), max_bytes, limits), MIME_TEXT
-        secret = secret_name_cache(limits) if limits.redact else None
-        if plain_budget(value, 0, max_bytes, limits, secret) >= 0:
+        if plain_budget(value, 0, max_bytes, checks_for(limits)) >= 0:
             text = encode_json_within(value, max_bytes)
             if text is not None:
                 return text, MIME_JSON

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from flow_xray.serialize.cut import encode_json_within
+from flow_xray.serialize.cut import encode_json_within, text_dict_size
 from flow_xray.serialize.limits import Limits
 from flow_xray.serialize.secrets import (
+    CLEAN_CAP,
     CLEAN_MAX_LEN,
+    NAME_CACHE_CAP,
     REDACTED,
     clean_strings,
     hides_value,
@@ -28,17 +30,50 @@ from flow_xray.serialize.secrets import (
 # Ints within 64 bits are written as they are; bigger ones take the walk.
 _FAST_INT: Final = 1 << 63
 
+# What the fast paths consult for one `Limits`: ``(limits, secret-name verdicts or None
+# when nothing is redacted, strings found clean, names found plain)``.
+Checks = tuple[Limits, "dict[str, bool] | None", set[str], set[str]]
 
-def plain_budget(
-    value: Any, depth: int, budget: int, limits: Limits, secret: dict[str, bool] | None
-) -> int:
+
+class _LastChecks:
+    """The `Checks` made last (one object, one swap: a reader never mixes two limits')."""
+
+    __slots__ = ("checks",)
+
+    def __init__(self) -> None:
+        self.checks: Checks | None = None
+
+
+_LAST_CHECKS: Final = _LastChecks()
+
+
+def checks_for(limits: Limits) -> Checks:
+    """The caches `plain_budget` and `fast_object` consult under ``limits``, fetched once for
+    them (every traced call asks twice) and again when a set has filled up (the secrets
+    module then starts a new one)."""
+    last = _LAST_CHECKS.checks
+    if (
+        last is not None
+        and last[0] is limits
+        and len(last[2]) < CLEAN_CAP
+        and len(last[3]) < NAME_CACHE_CAP
+    ):
+        return last
+    secret = secret_name_cache(limits) if limits.redact else None
+    made = _LAST_CHECKS.checks = (limits, secret, clean_strings(limits), plain_names(limits))
+    return made
+
+
+def plain_budget(value: Any, depth: int, budget: int, checks: Checks) -> int:
     """Budget left after `value` if it is plain JSON needing no cut, else -1.
 
     Plain: str/int/finite float/bool/None and dicts (str keys, none secret)
     and lists/tuples of plain values within every cap. Such values go straight
     to the C encoder (`encode_json_within`).
-    `budget` (estimated output bytes) bounds the work on big values.
+    `budget` (estimated output bytes) bounds the work on big values; ``checks`` are
+    `checks_for` the limits.
     """
+    limits, secret = checks[0], checks[1]
     kind = type(value)
     if kind is str:
         if len(value) > limits.max_string or (secret is not None and holds_secret(value, limits)):
@@ -53,23 +88,17 @@ def plain_budget(
     if depth >= limits.max_depth or budget < 0:
         return -1
     if kind is list or kind is tuple:
-        return _plain_list(value, depth, budget, limits, secret)
+        return _plain_list(value, depth, budget, checks)
     if kind is dict:
-        return _plain_dict(value, depth, budget, limits, secret)
+        return _plain_dict(value, depth, budget, checks)
     return -1
 
 
-def _plain_list(
-    value: list[Any] | tuple[Any, ...],
-    depth: int,
-    budget: int,
-    limits: Limits,
-    secret: dict[str, bool] | None,
-) -> int:
+def _plain_list(value: list[Any] | tuple[Any, ...], depth: int, budget: int, checks: Checks) -> int:
     """`plain_budget` of a list or tuple: plain items within the caps."""
+    limits, secret, clean, _ = checks
     if len(value) > limits.max_items:
         return -1
-    clean = clean_strings(limits)
     for item in value:
         if type(item) is str:  # inline: the common item, worth skipping two calls
             size = len(item)
@@ -79,26 +108,23 @@ def _plain_list(
                 return -1
             budget -= size + 4
         else:
-            budget = plain_budget(item, depth + 1, budget - 1, limits, secret)
+            budget = plain_budget(item, depth + 1, budget - 1, checks)
         if budget < 0:
             return -1
     return budget
 
 
-def _plain_dict(
-    value: dict[Any, Any], depth: int, budget: int, limits: Limits, secret: dict[str, bool] | None
-) -> int:
+def _plain_dict(value: dict[Any, Any], depth: int, budget: int, checks: Checks) -> int:
     """`plain_budget` of a dict: str keys within the caps, none secret, plain values."""
+    limits, secret, clean, plain = checks
     if len(value) > limits.max_items:
         return -1
-    clean = clean_strings(limits)
     if secret is not None and limits.max_string >= CLEAN_MAX_LEN:
         # Settings, headers, messages: every key a known plain name and every value a
         # string known clean, told in two C calls (a value that cannot be hashed: no).
         try:
-            if plain_names(limits).issuperset(value) and clean.issuperset(value.values()):
-                size = len("".join(value)) + len("".join(value.values()))  # in C
-                return budget - size - 7 * len(value)
+            if plain.issuperset(value) and clean.issuperset(value.values()):
+                return budget - text_dict_size(value)
         except TypeError:  # a value that cannot be hashed: the loop below
             pass
     for key, item in value.items():
@@ -116,7 +142,7 @@ def _plain_dict(
                 clean.add(item)
             budget -= size + len(key) + 7
         else:
-            budget = plain_budget(item, depth + 1, budget - len(key) - 4, limits, secret)
+            budget = plain_budget(item, depth + 1, budget - len(key) - 4, checks)
         if budget < 0:
             return -1
     return budget
@@ -136,8 +162,8 @@ def fast_object(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> st
     redacted; None to take the walk."""
     if len(arguments) > limits.max_items:
         return None
-    secret = secret_name_cache(limits) if limits.redact else None
-    clean = clean_strings(limits)
+    checks = checks_for(limits)
+    _, secret, clean, _ = checks
     out: dict[Any, Any] | None = None
     budget = max_bytes
     for key, value in arguments.items():
@@ -163,10 +189,10 @@ def fast_object(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> st
             if not (-_FAST_INT < value < _FAST_INT if kind is int else value - value == 0.0):
                 return None
         elif not (kind is bool or value is None):
-            budget = plain_budget(value, 1, budget - len(key) - 4, limits, secret)
+            budget = plain_budget(value, 1, budget - len(key) - 4, checks)
             if budget < 0:
                 return None
     return encode_json_within(arguments if out is None else out, max_bytes)
 
 
-__all__ = ["fast_object", "holds_secret", "plain_budget"]
+__all__ = ["Checks", "checks_for", "fast_object", "holds_secret", "plain_budget"]

@@ -3,8 +3,8 @@
 Run: ``python tests/benchmarks/bench_trace.py [--rounds N] [--calls N] [--no-peers]
 [--no-viztracer]``; the machine's load average is printed at the start and the end.
 
-Every contestant runs the same function, for a small payload (two short
-arguments, a small dict back), a 1 KB payload (a 1 KB string in, a dict holding
+Every contestant runs the same function, for a small payload (``f(1, 2)``: two
+ints in, a small dict holding them back), a 1 KB payload (a 1 KB string in, a dict holding
 it back) and a 1 KB payload shaped like real tool and LLM arguments (a
 512-character prompt and a dict of 20 short strings, such as ``"value-07"``,
 in; a dict holding both back). Rounds interleave all contestants (the order
@@ -15,9 +15,10 @@ time over the rounds and that as a ratio to the best time of the reference span
 **B** (noise only ever adds time, so best times are the steadiest estimate),
 then the per-round ratios to B measured in the same round: median [min-max]:
 
-- **B**: the bare OpenTelemetry SDK: ``start_as_current_span`` plus the same
-  ``input.value`` / ``output.value`` attributes (JSON of the arguments and the
-  result), ``SimpleSpanProcessor`` -> ``InMemorySpanExporter``;
+- **B**: the bare OpenTelemetry SDK span as SPEC section 7 defines it:
+  ``start_as_current_span`` plus ``input.value`` / ``output.value`` attributes
+  holding the ``repr()`` of the arguments and of the result,
+  ``SimpleSpanProcessor`` -> ``InMemorySpanExporter``;
 - **A**: the bare SDK writing every attribute ``@trace`` writes (kind, source,
   inputs and outputs with their mime types), exported the same way as B;
 - **S**: the bare SDK doing the same work as a capture: the span carries every
@@ -89,7 +90,7 @@ TEXT_1K = ("The quick brown fox jumps over the lazy dog. " * 24)[:1024]
 # The common shape of tool and LLM arguments: a prompt and a dict of short settings.
 OPTIONS = {f"field-{i:02}": f"value-{i:02}" for i in range(20)}
 PAYLOADS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
-    "small": (("what is 2 + 2?", 5), {}),
+    "small": ((1, 2), {}),  # f(1, 2)
     "1 KB": ((TEXT_1K, 5), {}),
     "1 KB str+dict": ((TEXT_1K[:512], OPTIONS), {}),
 }
@@ -135,14 +136,15 @@ class Contestant:
 
 
 def bare_span(tracer: trace_api.Tracer) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """B: a span with the same input.value/output.value a tracer of inputs and outputs writes."""
+    """B: a span with input.value/output.value attributes, the ``repr()`` of the arguments
+    and of the result (SPEC section 7)."""
 
     def make(func: Callable[..., Any]) -> Callable[..., Any]:
         def call(query: str, limit: Any = 5) -> Any:
             with tracer.start_as_current_span("business") as span:
-                span.set_attribute("input.value", json.dumps({"query": query, "limit": limit}))
+                span.set_attribute("input.value", repr({"query": query, "limit": limit}))
                 result = func(query, limit)
-                span.set_attribute("output.value", json.dumps(result))
+                span.set_attribute("output.value", repr(result))
                 return result
 
         return call

@@ -69,6 +69,19 @@ def test_text_within_a_size_is_the_text_when_its_utf8_fits(value: Any, max_bytes
     assert cut._encode_within_std(value, max_bytes) == expected_std
 
 
+@given(st.dictionaries(_TEXT, _TEXT, max_size=8))
+def test_a_dict_of_text_is_sized_as_its_json(mapping: dict[str, str]) -> None:
+    """``text_dict_size`` (what the fast path budgets a dict of settings with): the UTF-8
+    size of its JSON text with orjson; without it, its characters and 7 an entry."""
+    assert cut.text_dict_size(mapping) == len(cut.encode_json(mapping).encode("utf-8"))
+    chars = sum(len(k) + len(v) for k, v in mapping.items())
+    assert cut._text_dict_size_std(mapping) == chars + 7 * len(mapping)
+
+
+def test_a_dict_orjson_refuses_is_sized_by_its_characters() -> None:
+    assert cut.text_dict_size({"k": "a\udc80b"}) == 1 + 3 + 7
+
+
 @pytest.mark.parametrize("encode_within", [cut.encode_json_within, cut._encode_within_std])
 def test_text_within_a_size_refuses_what_cannot_be_utf8(encode_within: Any) -> None:
     """Lone surrogates cannot be written as UTF-8: None, whatever the room; beside them,
@@ -142,6 +155,7 @@ def test_without_orjson_the_same_values_are_recorded() -> None:
         from flow_xray.serialize import cut, encode_inputs, get_limits
         assert cut.encode_json is cut._encode_json_std
         assert cut.encode_json_within is cut._encode_within_std
+        assert cut.text_dict_size is cut._text_dict_size_std
         value = {"q": "é\\u2028", "n": [1, 2.5, None, True], "d": {"k": -3}, "nan": float("nan")}
         print(encode_inputs(value, get_limits(), 4096))
         """

@@ -12,7 +12,14 @@ import dataclasses
 
 from flow_xray import set_redaction
 from flow_xray.serialize import REDACTED, Limits, encode_inputs, get_limits
-from flow_xray.serialize.secrets import VALUE_RULES, hides_value, is_secret_name, scrub_text
+from flow_xray.serialize.fast import checks_for
+from flow_xray.serialize.secrets import (
+    CLEAN_CAP,
+    VALUE_RULES,
+    hides_value,
+    is_secret_name,
+    scrub_text,
+)
 from flow_xray.serialize.secrets.scan import _DETECTORS, sentinel
 from tests.serialize.serialize_support import strict_loads
 
@@ -115,3 +122,21 @@ def test_a_name_the_user_lists_hides_any_value() -> None:
 
 def to_redacted(value: dict[str, str], limits: Limits) -> object:
     return strict_loads(encode_inputs({"v": value}, limits, 4096))["v"]
+
+
+def test_the_fast_paths_caches_follow_the_limits_and_start_over_when_full() -> None:
+    """`checks_for` keeps the caches of the limits asked last; other limits get their own;
+    a set that filled up is replaced, and values are still scanned right afterwards."""
+    limits = get_limits()
+    checks = checks_for(limits)
+    assert checks_for(limits) is checks
+    other = dataclasses.replace(limits, redact_patterns=("zz_custom_name",))
+    assert checks_for(other)[0] is other and checks_for(other)[3] is not checks[3]
+    full = checks_for(limits)[2]
+    full.update(f"plain-{i:05}" for i in range(CLEAN_CAP - len(full)))  # (really clean)
+    fresh = checks_for(limits)
+    assert fresh[2] is not full and len(fresh[2]) < CLEAN_CAP
+    options = {f"field-{i:02}": f"value-{i:02}" for i in range(20)}
+    options["field-07"] = f"use {KEY}"
+    out = strict_loads(encode_inputs({"options": options}, limits, 8192))
+    assert out["options"]["field-07"] == "use [REDACTED:openai-key]"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from flow_xray.serialize.secrets.formats import VALUE_RULES, marker
 from flow_xray.serialize.secrets.names import (
+    NAME_CACHE_CAP,
     REDACTED,
     SECRET_LAST_WORDS,
     SECRET_PAIRS,
@@ -34,10 +35,18 @@ from flow_xray.serialize.secrets.names import (
     plain_names,
     secret_name_cache,
 )
-from flow_xray.serialize.secrets.scan import CLEAN_MAX_LEN, SOLID_MIN, clean_strings, scrub_text
+from flow_xray.serialize.secrets.scan import (
+    CLEAN_CAP,
+    CLEAN_MAX_LEN,
+    SOLID_MIN,
+    clean_strings,
+    scrub_text,
+)
 
 __all__ = [
+    "CLEAN_CAP",
     "CLEAN_MAX_LEN",
+    "NAME_CACHE_CAP",
     "REDACTED",
     "SECRET_LAST_WORDS",
     "SECRET_PAIRS",

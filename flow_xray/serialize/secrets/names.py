@@ -64,7 +64,7 @@ PLAIN_TOKEN_WORDS: Final = frozenset(
 # The last words whose value decides (see the module docstring), by the rule they follow.
 _TOKEN_LIKE: Final = frozenset({"token", "session"})
 _PATH_LIKE: Final = frozenset({"pwd", "oldpwd", "pass"})
-_CACHE_CAP: Final = 4096
+NAME_CACHE_CAP: Final = 4096
 _NAME_CAP: Final = 256
 # Per (extra patterns, allow-list): name -> verdict. Names repeat endlessly.
 _SECRET_CACHE: dict[tuple[tuple[str, ...], tuple[str, ...]], dict[str, bool]] = {}
@@ -119,7 +119,7 @@ def _by_default(name: str, words: list[str]) -> str | None:
 
 def _value_rules(limits: Limits) -> dict[str, str]:
     rules = _VALUE_RULES.get(limits.redact_patterns)
-    if rules is None or len(rules) >= _CACHE_CAP:
+    if rules is None or len(rules) >= NAME_CACHE_CAP:
         if len(_VALUE_RULES) > 64:
             _VALUE_RULES.clear()
         rules = _VALUE_RULES[limits.redact_patterns] = {}
@@ -190,11 +190,11 @@ _PLAIN_NAMES: dict[tuple[tuple[str, ...], tuple[str, ...]], set[str]] = {}
 def plain_names(limits: Limits) -> set[str]:
     """Names `is_secret_name` found not secret under ``limits`` (at most 256 characters)."""
     last_limits, names = _LAST_PLAIN.pair
-    if last_limits is limits and len(names) < _CACHE_CAP:
+    if last_limits is limits and len(names) < NAME_CACHE_CAP:
         return names
     key = (limits.redact_patterns, limits.redact_allow)
     found = _PLAIN_NAMES.get(key)
-    if found is None or len(found) >= _CACHE_CAP:
+    if found is None or len(found) >= NAME_CACHE_CAP:
         found = _PLAIN_NAMES[key] = set()
     _LAST_PLAIN.pair = (limits, found)  # one swap: a reader never mixes two limits' sets
     return found
@@ -227,7 +227,7 @@ def is_secret_name(name: str, limits: Limits) -> bool:
     if verdict is None:
         verdict = _classify(name[:_NAME_CAP], limits)
         if len(name) <= _NAME_CAP:
-            if len(cache) >= _CACHE_CAP:
+            if len(cache) >= NAME_CACHE_CAP:
                 cache.clear()
             cache[name] = verdict
             if not verdict:

@@ -251,7 +251,7 @@ _RECENT: Final = _Recent()
 # Strings shorter than _RECENT_MIN found clean, per (name patterns, value patterns,
 # allow-list): the values of arguments repeat ("gpt-4o", "user", "value-07"), and a
 # set lookup is a fraction of a scan.
-_CLEAN_MAX: Final = 8192
+CLEAN_CAP: Final = 8192
 CLEAN_MAX_LEN: Final = _RECENT_MIN  # every string of `clean_strings` is shorter
 _CLEAN: dict[tuple[tuple[str, ...], ...], set[str]] = {}
 
@@ -260,11 +260,11 @@ def clean_strings(limits: Limits) -> set[str]:
     """Strings `scrub_text` found clean under ``limits``' patterns: a caller may skip it for
     any of them (`flow_xray.serialize.fast` does, per value)."""
     last_limits, clean = _LAST_CLEAN.pair
-    if last_limits is limits and len(clean) < _CLEAN_MAX:
+    if last_limits is limits and len(clean) < CLEAN_CAP:
         return clean
     key = (limits.redact_patterns, limits.redact_value_patterns, limits.redact_allow)
     found = _CLEAN.get(key)
-    if found is None or len(found) >= _CLEAN_MAX:
+    if found is None or len(found) >= CLEAN_CAP:
         if len(_CLEAN) > 16:
             _CLEAN.clear()
         found = _CLEAN[key] = set()

@@ -61,6 +61,7 @@ try:  # the API's context manager that also decorates async functions (as the SD
 except ImportError:  # pragma: no cover - older APIs
     from contextlib import contextmanager as _contextmanager  # type: ignore[assignment]
 
+from flow_xray.runtime.context import current_context
 from flow_xray.runtime.tracer import EndCall, StartCall
 from flow_xray.sdk.local_span import LocalSpan
 from flow_xray.tracing.recording import end_span
@@ -243,7 +244,7 @@ class LocalTracer(trace_api.Tracer):
         static = dict(static)
         provider = self.provider
         held = len(static) if provider.plain(0, static) else -1
-        get_current, span_key = context_api.get_current, _SPAN_KEY
+        get_current, span_key = current_context, _SPAN_KEY
 
         def start(inputs: Mapping[str, Any] | None) -> tuple[trace_api.Span, Context]:
             current = get_current()

@@ -16,13 +16,14 @@ from collections.abc import AsyncGenerator, Callable, Generator
 from types import MappingProxyType, TracebackType
 from typing import Any, Final
 
-from opentelemetry import context as context_api, trace as trace_api
+from opentelemetry import trace as trace_api
 from opentelemetry.context import Context
 from opentelemetry.trace import Span
 
 from flow_xray import attributes as attr
 from flow_xray.llm.streams import StreamUsage, stream_usage_for
 from flow_xray.llm.usage import Usage
+from flow_xray.runtime import context as runtime_context
 from flow_xray.runtime.tracer import EndCall, StartCall, call_recorder_of, current_tracer
 from flow_xray.serialize.exceptions import FrameText, source_path
 from flow_xray.serialize.limits import Limits, get_limits
@@ -246,8 +247,8 @@ class _Untraced(_Call):
 
 _UNTRACED: Final = _Untraced()
 # (module globals: a traced call attaches and detaches its context without a method call)
-_attach: Final = context_api.attach
-_detach: Final = context_api.detach
+_attach: Final = runtime_context.attach
+_detach: Final = runtime_context.detach
 _WRAPPER_FILE: Final = __file__
 
 

@@ -1,0 +1,59 @@
+"""The OpenTelemetry context as every traced call reads and sets it (OpenTelemetry API only).
+
+A traced call reads the current `Context` (its parent span), attaches one with
+its own span while the function runs and detaches it after: three operations
+of the API's context module, two Python calls each (the module's function,
+then its runtime context's method). With the API's default runtime context
+(``contextvars``, which ``OTEL_PYTHON_CONTEXT`` can replace) they are its
+`ContextVar`'s own ``get`` / ``set`` / ``reset`` here, done as the API does them:
+a token that cannot be reset (a context detached in another one) is logged as
+the API logs it, never raised. Any other runtime context goes through the API.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from contextvars import ContextVar, Token
+from typing import Final
+
+from opentelemetry import context as context_api
+from opentelemetry.context.context import Context
+from opentelemetry.context.contextvars_context import ContextVarsRuntimeContext
+
+# The API's own logger, for its own message (see `detach`).
+_api_logger: Final = logging.getLogger(context_api.__name__)
+
+
+def _context_var() -> ContextVar[Context] | None:
+    """The API's context variable when its runtime context is the default one, else None."""
+    runtime = getattr(context_api, "_RUNTIME_CONTEXT", None)
+    if type(runtime) is not ContextVarsRuntimeContext:
+        return None
+    found = getattr(runtime, "_current_context", None)
+    return found if isinstance(found, ContextVar) else None
+
+
+_VAR: Final = _context_var()
+
+
+def _detach_var(token: Token[Context]) -> None:
+    try:
+        _VAR.reset(token)  # type: ignore[union-attr]
+    except Exception:  # as `opentelemetry.context.detach`: logged, never raised
+        _api_logger.exception("Failed to detach context")
+
+
+current_context: Callable[[], Context]
+attach: Callable[[Context], Token[Context]]
+detach: Callable[[Token[Context]], None]
+if _VAR is None:  # another runtime context: the API's functions
+    current_context, attach, detach = (
+        context_api.get_current,
+        context_api.attach,
+        context_api.detach,
+    )
+else:
+    current_context, attach, detach = _VAR.get, _VAR.set, _detach_var
+
+__all__ = ["attach", "current_context", "detach"]

@@ -61,9 +61,10 @@ try:  # the API's context manager that also decorates async functions (as the SD
 except ImportError:  # pragma: no cover - older APIs
     from contextlib import contextmanager as _contextmanager  # type: ignore[assignment]
 
+from flow_xray.runtime import patches
 from flow_xray.runtime.context import current_context
 from flow_xray.runtime.tracer import EndCall, StartCall
-from flow_xray.sdk.local_span import LocalSpan
+from flow_xray.sdk.local_span import LocalSpan, renew_locks
 from flow_xray.tracing.recording import end_span
 
 if TYPE_CHECKING:
@@ -111,6 +112,10 @@ def local_recording_allowed() -> bool:
     return not any(os.environ.get(name, "").strip() for name in _SDK_CHOICES)
 
 
+# Local spans share their locks (`flow_xray.sdk.local_span.LOCKS`): a forked child renews them.
+_NEW_LOCKS_AT_FORK: Final = patches.ForkHook("local span locks", after_in_child=renew_locks)
+
+
 class LocalProvider(trace_api.TracerProvider):
     """Hands out `LocalTracer`s whose spans go to ``processor`` (never made global)."""
 
@@ -125,6 +130,7 @@ class LocalProvider(trace_api.TracerProvider):
         self.max_link_attributes = limits.max_link_attributes
         self.max_attribute_length = limits.max_attribute_length
         self._disabled = os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true"
+        patches.install(_NEW_LOCKS_AT_FORK)
 
     def plain(self, held: int, attributes: types.Attributes) -> bool:
         """Whether ``attributes`` can be stored as they are beside ``held`` others: non-empty

@@ -39,6 +39,32 @@ _OPTIONS: Final = {(a, b): (a, b) for a in (True, False) for b in (True, False)}
 _ENDED: Final = "Tried calling %s on an ended span."
 
 
+class _Locks:
+    """The locks local spans share, picked by span id (one object, replaced whole).
+
+    A lock of its own per span (as the SDK's spans have) would be one more object per
+    traced call for the garbage collector to track; spans sharing a lock only take turns.
+    Reentrant: a log handler that writes to another span while one holds the lock (the
+    warning about an ended span is logged under it) cannot deadlock on a shared one. A
+    forked child gets new ones (`renew_locks`): a lock another thread held at the fork
+    would stay held there.
+    """
+
+    __slots__ = ("pool",)
+
+    def __init__(self) -> None:
+        self.pool = tuple(threading.RLock() for _ in range(_LOCK_COUNT))
+
+
+_LOCK_COUNT: Final = 64  # (a power of two: a span's is its id's low bits)
+LOCKS: Final = _Locks()
+
+
+def renew_locks() -> None:
+    """New shared locks (in a forked child; spans started from now on take them)."""
+    LOCKS.pool = _Locks().pool
+
+
 class LocalSpan(trace_api.Span):
     """A recording span of the local recorder: the API's `Span`, the SDK's rules.
 
@@ -88,7 +114,7 @@ class LocalSpan(trace_api.Span):
         self._status = UNSET
         self._start_time = 0
         self._end_time: int | None = None
-        self._lock = threading.Lock()
+        self._lock = LOCKS.pool[span_context[1] & (_LOCK_COUNT - 1)]
 
     # --- the API's Span -------------------------------------------------------
 
@@ -323,4 +349,4 @@ class LocalSpan(trace_api.Span):
         return f'LocalSpan(name="{self._name}", context={self._span_context})'
 
 
-__all__ = ["OK", "UNSET", "LocalSpan"]
+__all__ = ["LOCKS", "OK", "UNSET", "LocalSpan", "renew_locks"]

@@ -13,6 +13,7 @@ import logging
 import os
 import subprocess
 import sys
+import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -569,3 +570,48 @@ def test_the_fast_suite_passes_on_the_sdk_path_too() -> None:
     summary = done.stdout.strip().splitlines()[-1:] or [done.stderr[-2000:]]
     assert done.returncode == 0, "\n".join([*summary, done.stdout[-6000:]])
     assert " passed" in summary[0] and "failed" not in summary[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_gets_new_span_locks() -> None:
+    """Spans share their locks; one that another thread holds at a fork would stay held in
+    the child. The child's spans take new locks: spans of that lock's stripe still end."""
+    script = textwrap.dedent(
+        """
+        import os, signal, threading
+        from flow_xray.sdk.local import LocalProvider
+        from flow_xray.sdk.local_span import LOCKS
+
+        class Kept:
+            def on_start(self, span, parent_context=None, span_id=None): pass
+            def on_end(self, span, span_id=None): pass
+
+        tracer = LocalProvider(Kept()).get_tracer("t")
+        held = tracer.start_span("before")._lock
+        holding, done = threading.Event(), threading.Event()
+
+        def hold():
+            with held:
+                holding.set()
+                done.wait(30)
+
+        threading.Thread(target=hold).start()
+        holding.wait(30)
+        pid = os.fork()
+        if pid == 0:
+            signal.alarm(20)  # a hang ends the child with SIGALRM
+            ended = 0
+            while ended < 200:  # ~3 of them on the held lock's stripe in the parent
+                span = tracer.start_span("in child")
+                span.end()
+                ended += 1
+            os._exit(0 if held not in LOCKS.pool else 3)
+        done.set()
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "0"

@@ -103,7 +103,10 @@ def _plain_list(value: list[Any] | tuple[Any, ...], depth: int, budget: int, che
         if type(item) is str:  # inline: the common item, worth skipping two calls
             size = len(item)
             if size > limits.max_string or (
-                size >= 8 and secret is not None and item not in clean and _dirty(item, limits)
+                size >= 8
+                and secret is not None
+                and item not in clean
+                and scrub_text(item, limits) is not item
             ):
                 return -1
             budget -= size + 4
@@ -135,7 +138,10 @@ def _plain_dict(value: dict[Any, Any], depth: int, budget: int, checks: Checks) 
         if type(item) is str:  # inline: the common value, worth skipping two calls
             size = len(item)
             if size > limits.max_string or (
-                size >= 8 and secret is not None and item not in clean and _dirty(item, limits)
+                size >= 8
+                and secret is not None
+                and item not in clean
+                and scrub_text(item, limits) is not item
             ):
                 return -1
             if size < 8:  # clean by length: known as such to the check above
@@ -146,10 +152,6 @@ def _plain_dict(value: dict[Any, Any], depth: int, budget: int, checks: Checks) 
         if budget < 0:
             return -1
     return budget
-
-
-def _dirty(text: str, limits: Limits) -> bool:
-    return scrub_text(text, limits) is not text
 
 
 def holds_secret(text: str, limits: Limits) -> bool:
@@ -181,7 +183,10 @@ def fast_object(arguments: dict[Any, Any], limits: Limits, max_bytes: int) -> st
         if kind is str:
             size = len(value)
             if size > limits.max_string or (
-                size >= 8 and secret is not None and value not in clean and _dirty(value, limits)
+                size >= 8
+                and secret is not None
+                and value not in clean
+                and scrub_text(value, limits) is not value
             ):
                 return None
             budget -= size

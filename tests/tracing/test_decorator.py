@@ -687,3 +687,28 @@ def test_a_function_that_ends_its_own_span_gets_one_warning(
     if where == "user provider":
         (span,) = exporter.get_finished_spans()
         assert "output.value" not in (span.attributes or {})
+
+
+def test_a_test_double_tracer_is_driven_through_the_api(otel_globals: Any) -> None:
+    """A provider that is a ``unittest.mock`` double (as users' own unit tests set one):
+    ``@trace`` starts and ends its spans through the API's calls, never through a
+    one-step recorder the double seems to offer (it answers any attribute)."""
+    from unittest import mock
+
+    from opentelemetry import trace as trace_api
+
+    provider = mock.MagicMock(spec=trace_api.TracerProvider)
+    trace_api.set_tracer_provider(provider)
+    tracer = provider.get_tracer.return_value
+    span = tracer.start_span.return_value
+
+    @trace
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    assert add(1, 2) == 3
+    name = tracer.start_span.call_args.args[0]
+    attributes = tracer.start_span.call_args.kwargs["attributes"]
+    assert name.endswith("add") and json.loads(attributes["input.value"]) == {"a": 1, "b": 2}
+    span.set_attributes.assert_called_once()
+    span.end.assert_called_once_with()

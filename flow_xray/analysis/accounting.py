@@ -54,7 +54,7 @@ from flow_xray.tree.foreign import clean_error_type, http_status, is_http_attemp
 from flow_xray.tree.model import Totals, TraceNode, TraceResult, child_nodes
 from flow_xray.tree.spans import SpanRecord
 
-__all__ = ["SCOPE_KEY", "Counts", "analyze", "build_result", "totals"]
+__all__ = ["SCOPE_KEY", "Counts", "analyze", "build_result", "count", "totals"]
 
 # The instrumentation scope of a foreign span (set by the span readers).
 SCOPE_KEY = attr.OTEL_SCOPE_NAME
@@ -164,17 +164,28 @@ def build_result(records: Iterable[SpanRecord]) -> TraceResult:
     gc.disable()
     try:
         result = build_tree(records)
-        analyze(result.roots)
+        count(result)
     finally:
         if paused:
             gc.enable()
     return result
 
 
-def totals(result: TraceResult) -> Totals:
-    """``result``'s `Totals` (`TraceResult.totals`), its accounting fields recomputed first."""
-    roots = result.roots
-    counts = analyze(roots)
+def count(result: TraceResult) -> Counts:
+    """Set the accounting fields of every node of ``result`` (`analyze`), as a trace is built,
+    and keep what was found for `totals` (``fresh=True``)."""
+    counts = result._built_counts = analyze(result.roots)
+    return counts
+
+
+def totals(result: TraceResult, fresh: bool = False) -> Totals:
+    """``result``'s `Totals` (`TraceResult.totals`), its accounting fields recomputed first.
+
+    ``fresh``: the tree is as it was built (a command that has just read or captured it):
+    the counts made then (`count`) are used instead of a second pass over every node.
+    """
+    roots, built = result.roots, result._built_counts
+    counts = built if fresh and isinstance(built, Counts) else analyze(roots)
     # Read without filling lazily built roots: a loop of top-level calls has one per call.
     starts, latencies = lazy_fields(roots, "start_ms", "latency_ms")
     ends = [start + (latency or 0.0) for start, latency in zip(starts, latencies, strict=True)]

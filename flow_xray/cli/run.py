@@ -274,8 +274,10 @@ class _Counted:
         self.counted: Totals | None = None
 
     def totals(self) -> Totals:
-        if self.counted is None:
-            self.counted = self.result.totals
+        if self.counted is None:  # (the capture just built it: counted then)
+            from flow_xray.analysis import accounting  # noqa: PLC0415  # loaded with the page
+
+            self.counted = accounting.totals(self.result, fresh=True)
         return self.counted
 
 

@@ -24,7 +24,8 @@ def view(file: str, html_path: str | None, title: str | None, open_browser: bool
 
     FILE `-` reads standard input; --html `-` writes the page to standard output.
     """
-    from flow_xray.formats.registry import load_trace  # noqa: PLC0415  # loaded when the command runs
+    from flow_xray.analysis import accounting  # noqa: PLC0415  # loaded when the command runs
+    from flow_xray.formats.registry import load_trace  # noqa: PLC0415
     from flow_xray.render.trace_page import result_to_html  # noqa: PLC0415
     from flow_xray.serialize.text import writable as shown  # noqa: PLC0415
 
@@ -35,7 +36,8 @@ def view(file: str, html_path: str | None, title: str | None, open_browser: bool
         with progress(f"reading {file}"):
             result = load_trace(file)
         with progress(f"writing {html_out}", html_out != "-"):
-            totals = result.totals  # counted once, for the page and the summary line
+            # (counted as the file was read: for the page and the summary line)
+            totals = accounting.totals(result, fresh=True)
             page_title = shown(title or f"flow-xray: {os.path.basename(file)}")
             write_atomic(html_out, result_to_html(result, title=page_title, totals=totals))
     except FlowXrayError as exc:

@@ -18,7 +18,7 @@ import zlib
 from collections.abc import Sequence
 from typing import Any, Final
 
-from flow_xray.analysis.accounting import analyze
+from flow_xray.analysis.accounting import count
 from flow_xray.errors import TraceFileError
 from flow_xray.formats.columnar import from_little_endian
 from flow_xray.formats.columnar_read import Pieces, blob_count, value_kinds
@@ -70,7 +70,7 @@ def read_compact(data: bytes) -> TraceResult:
             roots=_tree(FileRows(columns), parents),
             dropped_spans=dropped if type(dropped) is int and dropped > 0 else 0,
         )
-        analyze(result.roots)
+        count(result)
     return result
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from flow_xray import attributes as attr, jsontext
-from flow_xray.analysis.accounting import analyze
+from flow_xray.analysis.accounting import count
 from flow_xray.errors import TraceFileError
 from flow_xray.formats.parsed import MAX_ID_CHARS, MAX_UNIX_NANOS, Parsed, id_problem, shown
 from flow_xray.serialize.text import has_unwritable, writable, writable_data
@@ -213,7 +213,7 @@ def result_from_dict(data: Mapping[str, Any], cls: type[TraceResult] = TraceResu
             roots=[node_from_dict(node, str(i)) for i, node in enumerate(data["nodes"])],
             dropped_spans=dropped if type(dropped) is int and dropped > 0 else 0,
         )
-        analyze(result.roots)  # files written before the accounting fields get them too
+        count(result)  # files written before the accounting fields get them too
     return result
 
 

@@ -248,6 +248,10 @@ class TraceResult:
     dropped_spans: int = 0
     value: Any = field(default=None, compare=False, repr=False)
     exception: BaseException | None = field(default=None, compare=False, repr=False)
+    # What counting the tree found as it was built (`flow_xray.analysis.accounting.count`),
+    # for a caller that knows it is unchanged since (a command that just read or captured
+    # it); `totals` counts anew.
+    _built_counts: Any = field(default=None, init=False, compare=False, repr=False)
 
     @property
     def return_value(self) -> Any:

@@ -114,9 +114,9 @@ def test_trace_result_load_reads_what_view_reads(in_tmp: Path) -> None:
 def test_view_counts_the_trace_once_for_the_page_and_the_summary(
     in_tmp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The page and the summary line share one count of the calls (`TraceResult.totals`:
-    errors, tokens, cost), which a million-call file makes worth doing once; both say
-    the same."""
+    """The calls are counted once, as the file is read (errors, tokens, cost: a pass over
+    every call, which a million-call file makes worth doing once); the page and the
+    summary line both use that count and say the same."""
     from flow_xray.analysis import accounting
 
     saved_trace(in_tmp / "run1.json")
@@ -134,6 +134,22 @@ def test_view_counts_the_trace_once_for_the_page_and_the_summary(
     totals = read_page((in_tmp / "page.html").read_text(encoding="utf-8"))["totals"]
     assert (totals["nodes"], totals["errors"]) == (2, 1)
     assert "— 2 calls, 1 error (handled), " in result.stderr
+
+
+def test_totals_count_anew_unless_the_tree_is_as_built(in_tmp: Path) -> None:
+    """`TraceResult.totals` counts the tree as it is now; the count made as it was read is
+    only for a caller that knows nothing changed since (``fresh=True``, the commands)."""
+    from flow_xray.analysis import accounting
+
+    saved_trace(in_tmp / "run1.json")
+    result = TraceResult.load(in_tmp / "run1.json")
+    assert accounting.totals(result, fresh=True) == result.totals
+    result.roots[0].status = "error"
+    result.roots[0].error = "RuntimeError: late"
+    assert result.totals.errors == 2
+    assert accounting.totals(result, fresh=True).errors == 1  # as read
+    fresh = accounting.totals(TraceResult(roots=result.roots), fresh=True)  # never counted
+    assert fresh.errors == 2
 
 
 def test_view_loads_no_opentelemetry(in_tmp: Path) -> None:

@@ -284,7 +284,7 @@ class LocalTracer(trace_api.Tracer):
     ) -> None:
         """``@trace``'s end of a call in one step: ``attributes`` set, the status OK when
         ``ok``, the span ended; the same as ``set_attributes``, ``set_status(OK)`` and
-        ``end()`` (`flow_xray.runtime.tracer.end_call_of`), under one lock."""
+        ``end()``, under one lock (the end of `call_recorder`)."""
         if type(span) is LocalSpan:
             span._end_call(attributes, ok)
             return

@@ -64,7 +64,7 @@ except ImportError:  # pragma: no cover - older APIs
 from flow_xray.runtime import patches
 from flow_xray.runtime.context import current_context
 from flow_xray.runtime.tracer import EndCall, StartCall
-from flow_xray.sdk.local_span import LocalSpan, renew_locks
+from flow_xray.sdk.local_span import _DEFAULT_STATE, LocalSpan, renew_locks
 from flow_xray.tracing.recording import end_span
 
 if TYPE_CHECKING:
@@ -79,7 +79,6 @@ _SDK_CHOICES: Final = ("OTEL_TRACES_SAMPLER", "OTEL_PYTHON_ID_GENERATOR")
 _SAMPLED: Final = TraceFlags(TraceFlags.SAMPLED | getattr(TraceFlags, "RANDOM_TRACE_ID", 0))
 _PLAIN: Final = frozenset({str, bool, int, float})
 _getrandbits: Final = random.getrandbits
-_DEFAULT_STATE: Final = INVALID_SPAN.get_span_context().trace_state
 
 
 def _api_layout() -> bool:
@@ -95,14 +94,6 @@ _API_LAYOUT: Final = _api_layout()
 # The key under which the API keeps the current span in a `Context`, as its own
 # ``set_span_in_context`` writes it.
 (_SPAN_KEY,) = trace_api.set_span_in_context(INVALID_SPAN, Context()).keys()
-_tuple_new: Final = tuple.__new__
-
-
-def _new_context(trace_id: int, span_id: int, flags: TraceFlags, state: Any) -> SpanContext:
-    """The context of a span started here: ids from `_getrandbits`, never 0 and within their
-    bits, so valid. Built as the API's constructor builds it, without its range checks."""
-    fields = (trace_id, span_id, False, flags, _DEFAULT_STATE if state is None else state, True)
-    return _tuple_new(SpanContext, fields)
 
 
 def local_recording_allowed() -> bool:
@@ -199,7 +190,7 @@ class LocalTracer(trace_api.Tracer):
                 if link:
                     span.add_link(link.context, link.attributes)
         span._start_time = start_time if start_time is not None else time_ns()
-        self.provider.processor.on_start(span, context, span._span_context[1])  # type: ignore[arg-type]
+        self.provider.processor.on_start(span, context, span._span_id)  # type: ignore[arg-type]
         return span
 
     def _new_span(
@@ -234,9 +225,17 @@ class LocalTracer(trace_api.Tracer):
                     )
                 if not getattr(inherited, "random_trace_id", True):
                     flags = TraceFlags(TraceFlags.SAMPLED)
-        context = _new_context(trace_id, _getrandbits(64) or 1, flags, state)
         return LocalSpan(
-            name, context, parent, self, kind, record_exception, set_status_on_exception
+            name,
+            trace_id,
+            _getrandbits(64) or 1,
+            flags,
+            state,
+            parent,
+            self,
+            kind,
+            record_exception,
+            set_status_on_exception,
         )
 
     def call_recorder(self, name: str, static: Mapping[str, Any]) -> tuple[StartCall, EndCall]:
@@ -257,7 +256,7 @@ class LocalTracer(trace_api.Tracer):
             found = current.get(span_key)
             parent: SpanContext | None
             if type(found) is LocalSpan:  # (the common parent: no ABC check)
-                parent = found._span_context
+                parent = found._context or found.get_span_context()
             elif found is None:
                 parent = None
             else:  # as ``get_current_span``: anything but a span counts as none
@@ -272,7 +271,7 @@ class LocalTracer(trace_api.Tracer):
                 else:  # limits or values the SDK's container must handle
                     span.set_attributes({**static, **inputs} if inputs else static)
                 span._start_time = time_ns()
-                provider.processor.on_start(span, None, span._span_context[1])  # type: ignore[arg-type]
+                provider.processor.on_start(span, None, span._span_id)  # type: ignore[arg-type]
             made = current.copy()  # what ``set_span_in_context`` does
             made[span_key] = span
             return span, Context(made)

@@ -21,7 +21,7 @@ from opentelemetry import trace as trace_api
 from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.sdk.trace import Event
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode
+from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags, TraceState
 from opentelemetry.util import types
 
 from flow_xray import attributes as attr
@@ -37,6 +37,18 @@ OK: Final = Status(StatusCode.OK)
 _OPTIONS: Final = {(a, b): (a, b) for a in (True, False) for b in (True, False)}
 # The SDK's warning for a write to an ended span, word for word (with the method's name).
 _ENDED: Final = "Tried calling %s on an ended span."
+
+
+_DEFAULT_STATE: Final = trace_api.INVALID_SPAN.get_span_context().trace_state
+_tuple_new: Final = tuple.__new__
+
+
+def _new_context(trace_id: int, span_id: int, flags: TraceFlags, state: Any) -> SpanContext:
+    """The context of a span started here: ids from ``random.getrandbits``, never 0 and
+    within their bits, so valid. Built as the API's constructor builds it, without its range
+    checks (the tuple layout `flow_xray.sdk.local` checks at import)."""
+    fields = (trace_id, span_id, False, flags, _DEFAULT_STATE if state is None else state, True)
+    return _tuple_new(SpanContext, fields)
 
 
 class _Locks:
@@ -76,24 +88,31 @@ class LocalSpan(trace_api.Span):
 
     __slots__ = (
         "_attributes",
+        "_context",
         "_end_time",
         "_events",
+        "_flags",
         "_kind",
         "_links",
         "_lock",
         "_name",
         "_options",
         "_parent",
-        "_span_context",
+        "_span_id",
         "_start_time",
+        "_state",
         "_status",
+        "_trace_id",
         "_tracer",
     )
 
     def __init__(
         self,
         name: str,
-        span_context: SpanContext,
+        trace_id: int,
+        span_id: int,
+        flags: TraceFlags,
+        state: TraceState | None,
         parent: SpanContext | None,
         tracer: LocalTracer,
         kind: SpanKind = SpanKind.INTERNAL,
@@ -101,7 +120,14 @@ class LocalSpan(trace_api.Span):
         set_status_on_exception: bool = True,
     ) -> None:
         self._name = name
-        self._span_context = span_context
+        # Its context's fields; the `SpanContext` itself is made when first asked for
+        # (`get_span_context`): most spans never are, and it is one more object per call
+        # for the garbage collector to track (it holds a `TraceState`).
+        self._trace_id = trace_id
+        self._span_id = span_id
+        self._flags = flags
+        self._state = state
+        self._context: SpanContext | None = None
         self._parent = parent
         self._tracer = tracer
         self._kind = kind
@@ -114,12 +140,17 @@ class LocalSpan(trace_api.Span):
         self._status = UNSET
         self._start_time = 0
         self._end_time: int | None = None
-        self._lock = LOCKS.pool[span_context[1] & (_LOCK_COUNT - 1)]
+        self._lock = LOCKS.pool[span_id & (_LOCK_COUNT - 1)]
 
     # --- the API's Span -------------------------------------------------------
 
     def get_span_context(self) -> SpanContext:
-        return self._span_context
+        context = self._context
+        if context is None:
+            context = self._context = _new_context(
+                self._trace_id, self._span_id, self._flags, self._state
+            )
+        return context
 
     def is_recording(self) -> bool:
         return self._end_time is None
@@ -255,7 +286,7 @@ class LocalSpan(trace_api.Span):
                 logger.warning("Calling end() on an ended span.")
                 return
             self._end_time = end_time if end_time is not None else time_ns()
-        self._tracer.provider.processor.on_end(self, self._span_context[1])  # type: ignore[arg-type]
+        self._tracer.provider.processor.on_end(self, self._span_id)  # type: ignore[arg-type]
 
     def _end_call(self, attributes: Mapping[str, Any] | None, ok: bool) -> None:
         """`LocalTracer.end_call`: what ``set_attributes``, ``set_status(OK)`` and ``end()``
@@ -281,7 +312,7 @@ class LocalSpan(trace_api.Span):
             if ok and (self._status is UNSET or self._status.status_code is not StatusCode.OK):
                 self._status = OK  # what set_status(OK) does: OK replaces any other
             self._end_time = time_ns()
-        self._tracer.provider.processor.on_end(self, self._span_context[1])  # type: ignore[arg-type]
+        self._tracer.provider.processor.on_end(self, self._span_id)  # type: ignore[arg-type]
 
     def __exit__(
         self,
@@ -306,7 +337,7 @@ class LocalSpan(trace_api.Span):
 
     @property
     def context(self) -> SpanContext:
-        return self._span_context
+        return self.get_span_context()
 
     @property
     def parent(self) -> SpanContext | None:
@@ -346,7 +377,7 @@ class LocalSpan(trace_api.Span):
         return self._tracer.scope
 
     def __repr__(self) -> str:
-        return f'LocalSpan(name="{self._name}", context={self._span_context})'
+        return f'LocalSpan(name="{self._name}", context={self.get_span_context()})'
 
 
 __all__ = ["LOCKS", "OK", "UNSET", "LocalSpan", "renew_locks"]

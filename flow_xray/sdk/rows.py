@@ -48,9 +48,9 @@ def to_row(span: ReadableSpan | LocalSpan) -> Row:
     `LocalSpan` (the local recorder's) from its own fields.
     """
     if type(span) is LocalSpan:  # the local recorder's: its own fields
-        ctx, parent = span._span_context, span._parent
-        # (its span contexts read as the tuples they are: see `flow_xray.sdk.local._api_layout`)
-        trace_id, span_id, parent_id = ctx[0], ctx[1], parent[1] if parent is not None else 0
+        parent = span._parent
+        # (its parent's context read as the tuple it is: see `flow_xray.sdk.local._api_layout`)
+        trace_id, span_id, parent_id = span._trace_id, span._span_id, parent[1] if parent else 0
         name: Any = span._name
         start: int | None = span._start_time
         end: int | None = span._end_time

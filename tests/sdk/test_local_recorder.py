@@ -35,8 +35,8 @@ from opentelemetry.trace import (
 from flow_xray import trace
 from flow_xray.runtime import tracer as runtime_tracer
 from flow_xray.sdk import local as local_module
-from flow_xray.sdk.local import LocalProvider, _new_context, local_recording_allowed
-from flow_xray.sdk.local_span import LocalSpan
+from flow_xray.sdk.local import LocalProvider, local_recording_allowed
+from flow_xray.sdk.local_span import LocalSpan, _new_context
 from flow_xray.sdk.processor import attach, get_processor
 from flow_xray.tracing.recording import api_call_recorder
 
@@ -294,6 +294,30 @@ def test_span_contexts_follow_the_sdks_default_sampler_and_ids() -> None:
         span.end()
     assert [s.name for s in kept.ended_spans] == ["child", "root"]
     assert [s.name for s in kept.started_spans] == ["root", "child"]
+
+
+def test_a_span_context_is_made_when_first_asked_for_and_kept() -> None:
+    """A local span keeps its ids and makes its `SpanContext` when first asked (most spans
+    never are: one object less per call for the garbage collector); then always the same
+    one, which its children hold as their parent."""
+    class Quiet:  # (`_Ended` checks ids against the context: it would ask for it)
+        def on_start(self, span: Any, parent_context: Any = None, span_id: Any = None) -> None:
+            pass
+
+        def on_end(self, span: Any, span_id: Any = None) -> None:
+            pass
+
+    tracer = LocalProvider(Quiet()).get_tracer("t")  # type: ignore[arg-type]
+    span = tracer.start_span("s")
+    assert span._context is None  # type: ignore[attr-defined]
+    context = span.get_span_context()
+    assert span.get_span_context() is context is span.context  # type: ignore[attr-defined]
+    assert context.is_valid and not context.is_remote
+    child = tracer.start_span("c", trace_api.set_span_in_context(span))
+    assert child.parent is context  # type: ignore[attr-defined]
+    assert child.get_span_context().trace_id == context.trace_id
+    child.end()
+    span.end()
 
 
 def test_a_span_context_made_directly_is_the_apis() -> None:

@@ -300,6 +300,7 @@ def test_a_span_context_is_made_when_first_asked_for_and_kept() -> None:
     """A local span keeps its ids and makes its `SpanContext` when first asked (most spans
     never are: one object less per call for the garbage collector); then always the same
     one, which its children hold as their parent."""
+
     class Quiet:  # (`_Ended` checks ids against the context: it would ask for it)
         def on_start(self, span: Any, parent_context: Any = None, span_id: Any = None) -> None:
             pass

@@ -21,7 +21,7 @@ from opentelemetry import context as context_api
 from opentelemetry.context.context import Context
 from opentelemetry.context.contextvars_context import ContextVarsRuntimeContext
 
-# The API's own logger, for its own message (see `detach`).
+# The API's own logger, for its own message (see `_detach_var`).
 _api_logger: Final = logging.getLogger(context_api.__name__)
 
 

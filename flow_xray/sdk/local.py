@@ -256,7 +256,7 @@ class LocalTracer(trace_api.Tracer):
             found = current.get(span_key)
             parent: SpanContext | None
             if type(found) is LocalSpan:  # (the common parent: no ABC check)
-                parent = found._context or found.get_span_context()
+                parent = found.get_span_context()
             elif found is None:
                 parent = None
             else:  # as ``get_current_span``: anything but a span counts as none

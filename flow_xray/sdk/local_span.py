@@ -300,15 +300,7 @@ class LocalSpan(trace_api.Span):
                 logger.warning("Calling end() on an ended span.")
                 return
             if attributes:
-                stored = self._attributes  # (`_set_locked`'s common case, inline)
-                if (
-                    type(stored) is dict
-                    and self._tracer.provider.plain(len(stored), attributes)
-                    and stored.keys().isdisjoint(attributes)
-                ):
-                    stored.update(attributes)
-                else:
-                    self._set_locked(attributes)
+                self._set_locked(attributes)
             if ok and (self._status is UNSET or self._status.status_code is not StatusCode.OK):
                 self._status = OK  # what set_status(OK) does: OK replaces any other
             self._end_time = time_ns()

@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Any, Final
+from typing import Any, Final, Generic, TypeVar
 
 from flow_xray.serialize.limits import Limits
+
+T = TypeVar("T")
 
 REDACTED: Final = "[REDACTED]"
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -169,17 +171,17 @@ def secret_name_cache(limits: Limits) -> dict[str, bool]:
     return found
 
 
-class _LastSecret:
-    """The cache `secret_name_cache` gave last and the limits it was for (one object, one
-    swap)."""
+class LastFor(Generic[T]):
+    """What a per-limits cache function gave last and the limits it was for, held as one
+    pair and replaced whole (one swap: a reader never pairs one limits with another's)."""
 
     __slots__ = ("pair",)
 
-    def __init__(self) -> None:
-        self.pair: tuple[Limits | None, dict[str, bool]] = (None, {})
+    def __init__(self, empty: T) -> None:
+        self.pair: tuple[Limits | None, T] = (None, empty)
 
 
-_LAST_SECRET: Final = _LastSecret()
+_LAST_SECRET: Final[LastFor[dict[str, bool]]] = LastFor({})
 
 
 # The names of `secret_name_cache` found not secret, as a set: a dict whose keys are
@@ -200,16 +202,7 @@ def plain_names(limits: Limits) -> set[str]:
     return found
 
 
-class _LastPlain:
-    """The set `plain_names` gave last and the limits it was for (one object, one swap)."""
-
-    __slots__ = ("pair",)
-
-    def __init__(self) -> None:
-        self.pair: tuple[Limits | None, set[str]] = (None, set())
-
-
-_LAST_PLAIN: Final = _LastPlain()
+_LAST_PLAIN: Final[LastFor[set[str]]] = LastFor(set())
 
 
 def is_secret_name(name: str, limits: Limits) -> bool:
@@ -277,11 +270,13 @@ def hides_value(name: str, value: Any, limits: Limits) -> bool:
 
 
 __all__ = [
+    "NAME_CACHE_CAP",
     "PLAIN_TOKEN_WORDS",
     "REDACTED",
     "SECRET_LAST_WORDS",
     "SECRET_PAIRS",
     "SECRET_WORDS",
+    "LastFor",
     "could_be_token",
     "hides_value",
     "is_secret_name",

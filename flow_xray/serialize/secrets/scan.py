@@ -25,6 +25,7 @@ from flow_xray.serialize.limits import Limits
 from flow_xray.serialize.secrets.formats import VALUE_RULES, Rule, marker
 from flow_xray.serialize.secrets.names import (
     REDACTED,
+    LastFor,
     could_be_token,
     hides_value,
     is_secret_name,
@@ -234,20 +235,9 @@ _RECENT_MAX: Final = 16_384
 _RECENT_COUNT: Final = 32
 
 
-class _Recent:
-    """The texts scrubbed lately, under the limits they were scrubbed with.
-
-    Held as one ``(limits, texts)`` pair, replaced whole when the limits change
-    or the dict is full, so a reader never pairs one limits with another's texts.
-    """
-
-    __slots__ = ("pair",)
-
-    def __init__(self) -> None:
-        self.pair: tuple[Limits | None, dict[str, str]] = (None, {})
-
-
-_RECENT: Final = _Recent()
+# The texts scrubbed lately, under the limits they were scrubbed with: replaced whole
+# when the limits change or the dict is full.
+_RECENT: Final[LastFor[dict[str, str]]] = LastFor({})
 # Strings shorter than _RECENT_MIN found clean, per (name patterns, value patterns,
 # allow-list): the values of arguments repeat ("gpt-4o", "user", "value-07"), and a
 # set lookup is a fraction of a scan.
@@ -272,16 +262,7 @@ def clean_strings(limits: Limits) -> set[str]:
     return found
 
 
-class _LastClean:
-    """The set `clean_strings` gave last and the limits it was for (one object, one swap)."""
-
-    __slots__ = ("pair",)
-
-    def __init__(self) -> None:
-        self.pair: tuple[Limits | None, set[str]] = (None, set())
-
-
-_LAST_CLEAN: Final = _LastClean()
+_LAST_CLEAN: Final[LastFor[set[str]]] = LastFor(set())
 
 
 def scrub_text(text: str, limits: Limits) -> str:

@@ -56,8 +56,10 @@ class _Locks:
 
     A lock of its own per span (as the SDK's spans have) would be one more object per
     traced call for the garbage collector to track; spans sharing a lock only take turns.
-    Reentrant: a log handler that writes to another span while one holds the lock (the
-    warning about an ended span is logged under it) cannot deadlock on a shared one. A
+    A span's own warnings (a call on an ended span) are logged after its lock is let go,
+    so a log handler that writes to spans never waits for a lock its own thread holds,
+    nor holds one another thread waits for. Reentrant: what the SDK's container logs
+    under the lock (an attribute value it drops) cannot deadlock on a shared one. A
     forked child gets new ones (`renew_locks`): a lock another thread held at the fork
     would stay held there.
     """
@@ -160,10 +162,11 @@ class LocalSpan(trace_api.Span):
 
     def set_attributes(self, attributes: Mapping[str, types.AnyValue]) -> None:
         with self._lock:
-            if self._end_time is not None:
-                logger.warning("Setting attribute on ended span.")
-                return
-            self._set_locked(attributes)
+            ended = self._end_time is not None
+            if not ended:
+                self._set_locked(attributes)
+        if ended:
+            logger.warning("Setting attribute on ended span.")
 
     def _set_locked(self, attributes: Mapping[str, types.AnyValue]) -> None:
         """As the SDK: plain values are stored as they are; anything else, and anything past
@@ -201,12 +204,13 @@ class LocalSpan(trace_api.Span):
             immutable=True,
         )
         with self._lock:
-            if self._end_time is not None:
-                logger.warning(_ENDED, "_add_event")
-                return
-            if self._events is None:
-                self._events = deque(maxlen=provider.max_events)
-            self._events.append(Event(name, bounded, timestamp))
+            ended = self._end_time is not None
+            if not ended:
+                if self._events is None:
+                    self._events = deque(maxlen=provider.max_events)
+                self._events.append(Event(name, bounded, timestamp))
+        if ended:
+            logger.warning(_ENDED, "_add_event")
 
     def add_link(self, context: SpanContext, attributes: types.Attributes = None) -> None:
         if context is None or (not context.is_valid and not attributes and not context.trace_state):
@@ -219,42 +223,44 @@ class LocalSpan(trace_api.Span):
             immutable=True,
         )
         with self._lock:
-            if self._end_time is not None:
-                logger.warning(_ENDED, "_add_link")
-                return
-            links = self._links
-            if links is None:
-                links = self._links = []
-            if provider.max_links is None or len(links) < provider.max_links:
-                links.append(trace_api.Link(context, bounded))
+            ended = self._end_time is not None
+            if not ended:
+                links = self._links
+                if links is None:
+                    links = self._links = []
+                if provider.max_links is None or len(links) < provider.max_links:
+                    links.append(trace_api.Link(context, bounded))
+        if ended:
+            logger.warning(_ENDED, "_add_link")
 
     def update_name(self, name: str) -> None:
         with self._lock:
-            if self._end_time is not None:
-                logger.warning(_ENDED, "update_name")
-                return
-            self._name = name
+            ended = self._end_time is not None
+            if not ended:
+                self._name = name
+        if ended:
+            logger.warning(_ENDED, "update_name")
 
     def set_status(self, status: Status | StatusCode, description: str | None = None) -> None:
         """OK is final and UNSET is ignored, as in the SDK."""
+        ignored = False  # a description beside a `Status`: the SDK warns it is ignored
         with self._lock:
-            if self._end_time is not None:
-                logger.warning(_ENDED, "set_status")
-                return
-            if self._status.status_code is StatusCode.OK:
-                return
-            if isinstance(status, Status):
-                if status.status_code is StatusCode.UNSET:
-                    return
-                if description is not None:
-                    logger.warning(
-                        "Description %s ignored. Use either `Status` or "
-                        "`(StatusCode, Description)`",
-                        description,
-                    )
-                self._status = status
+            ended = self._end_time is not None
+            if ended or self._status.status_code is StatusCode.OK:
+                pass
+            elif isinstance(status, Status):
+                if status.status_code is not StatusCode.UNSET:
+                    ignored = description is not None
+                    self._status = status
             elif isinstance(status, StatusCode) and status is not StatusCode.UNSET:
                 self._status = Status(status, description)
+        if ended:
+            logger.warning(_ENDED, "set_status")
+        elif ignored:
+            logger.warning(
+                "Description %s ignored. Use either `Status` or `(StatusCode, Description)`",
+                description,
+            )
 
     def record_exception(
         self,
@@ -282,28 +288,32 @@ class LocalSpan(trace_api.Span):
 
     def end(self, end_time: int | None = None) -> None:
         with self._lock:
-            if self._end_time is not None:
-                logger.warning("Calling end() on an ended span.")
-                return
-            self._end_time = end_time if end_time is not None else time_ns()
+            ended = self._end_time is not None
+            if not ended:
+                self._end_time = end_time if end_time is not None else time_ns()
+        if ended:
+            logger.warning("Calling end() on an ended span.")
+            return
         self._tracer.provider.processor.on_end(self, self._span_id)  # type: ignore[arg-type]
 
     def _end_call(self, attributes: Mapping[str, Any] | None, ok: bool) -> None:
         """`LocalTracer.end_call`: what ``set_attributes``, ``set_status(OK)`` and ``end()``
         do, one after the other, under one lock."""
         with self._lock:
-            if self._end_time is not None:
+            ended = self._end_time is not None
+            if not ended:
                 if attributes:
-                    logger.warning("Setting attribute on ended span.")
-                if ok:
-                    logger.warning(_ENDED, "set_status")
-                logger.warning("Calling end() on an ended span.")
-                return
+                    self._set_locked(attributes)
+                if ok and (self._status is UNSET or self._status.status_code is not StatusCode.OK):
+                    self._status = OK  # what set_status(OK) does: OK replaces any other
+                self._end_time = time_ns()
+        if ended:
             if attributes:
-                self._set_locked(attributes)
-            if ok and (self._status is UNSET or self._status.status_code is not StatusCode.OK):
-                self._status = OK  # what set_status(OK) does: OK replaces any other
-            self._end_time = time_ns()
+                logger.warning("Setting attribute on ended span.")
+            if ok:
+                logger.warning(_ENDED, "set_status")
+            logger.warning("Calling end() on an ended span.")
+            return
         self._tracer.provider.processor.on_end(self, self._span_id)  # type: ignore[arg-type]
 
     def __exit__(

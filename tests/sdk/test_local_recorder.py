@@ -640,3 +640,121 @@ def test_a_forked_child_gets_new_span_locks() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "0"
+
+
+def test_a_spans_warnings_are_logged_with_no_span_lock_held(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Every warning a span logs itself (a write to an ended span, a description beside a
+    `Status`) reaches the log handlers after the span's lock is let go: a handler that writes
+    to spans never waits on a lock its thread holds. The words are the SDK's."""
+    from flow_xray.sdk.local_span import LOCKS
+
+    held_when_logged: list[bool] = []
+
+    class Watch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            held_when_logged.append(any(lock._is_owned() for lock in LOCKS.pool))  # type: ignore[attr-defined]
+
+    def drive(tracer: trace_api.Tracer) -> None:
+        other = tracer.start_span("other")
+        described = tracer.start_span("described")
+        described.set_status(Status(StatusCode.ERROR, "kept"), "ignored")
+        described.end()
+        span = tracer.start_span("s")
+        span.end()
+        span.set_attribute("after", 2)
+        span.set_attributes({"after": 2})
+        span.add_event("late")
+        span.add_link(other.get_span_context())
+        span.update_name("renamed")
+        span.set_status(StatusCode.ERROR, "late")
+        span.record_exception(ValueError("late"))
+        span.end()
+        other.end()
+
+    messages: list[list[str]] = []
+    watch = Watch(logging.WARNING)
+    logging.getLogger().addHandler(watch)
+    try:
+        for make in (_sdk_tracer, _local_tracer):
+            caplog.clear()
+            with caplog.at_level(logging.WARNING):
+                drive(make())
+            messages.append([r.getMessage() for r in caplog.records])
+        local = LocalProvider(_Ended()).get_tracer("t")  # type: ignore[arg-type]
+        ended = local.start_span("ended in one step")
+        ended.end()
+        local.end_call(ended, {"late": 1}, True)  # type: ignore[attr-defined]
+    finally:
+        logging.getLogger().removeHandler(watch)
+    assert messages[1] == messages[0] and len(messages[1]) >= 8
+    assert held_when_logged and not any(held_when_logged)
+
+
+def _sdk_tracer() -> trace_api.Tracer:
+    return TracerProvider().get_tracer("t")
+
+
+def _local_tracer() -> trace_api.Tracer:
+    return LocalProvider(_Ended()).get_tracer("t")  # type: ignore[arg-type]
+
+
+def test_log_handlers_writing_to_spans_in_two_threads_do_not_deadlock() -> None:
+    """Two threads each warned about their own ended span while a handler in each writes to
+    a span sharing the other's lock, both at once (a barrier): had the warnings been logged
+    under the locks, each thread would hold one and wait for the other's forever."""
+    script = textwrap.dedent(
+        """
+        import logging, threading
+        from flow_xray.sdk.local import LocalProvider
+
+        class Kept:
+            def on_start(self, span, parent_context=None, span_id=None): pass
+            def on_end(self, span, span_id=None): pass
+
+        tracer = LocalProvider(Kept()).get_tracer("t")
+        by_stripe = {}
+        while len(by_stripe) < 2:  # one span of each of two lock stripes
+            span = tracer.start_span("s")
+            by_stripe.setdefault(span._lock, span)
+        first, second = by_stripe.values()
+        ended = {}
+        for name, span in (("a", first), ("b", second)):
+            done = tracer.start_span(name)
+            while done._lock is not span._lock:  # an ended span on the same stripe as ``span``
+                done = tracer.start_span(name)
+            done.end()
+            ended[name] = done
+        writes_to = {"a": second, "b": first}  # each thread's handler: the other's stripe
+        meet = threading.Barrier(2, timeout=10)
+
+        class Writer(logging.Handler):
+            def handle(self, record):  # (without the handler's own lock: both threads at once)
+                self.emit(record)
+                return True
+
+            def emit(self, record):
+                name = threading.current_thread().name
+                if name in writes_to:
+                    meet.wait()
+                    writes_to[name].set_attribute("logged", record.getMessage())
+
+        logging.getLogger().addHandler(Writer())
+        workers = [
+            threading.Thread(
+                target=ended[name].set_attribute, args=("late", 1), name=name, daemon=True
+            )
+            for name in ("a", "b")
+        ]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(10)
+        print(sum(worker.is_alive() for worker in workers), first.attributes.get("logged"))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.stdout.split(None, 1) == ["0", "Setting attribute on ended span.\n"], done.stderr

@@ -61,7 +61,8 @@ class _Locks:
     nor holds one another thread waits for. Reentrant: what the SDK's container logs
     under the lock (an attribute value it drops) cannot deadlock on a shared one. A
     forked child gets new ones (`renew_locks`): a lock another thread held at the fork
-    would stay held there.
+    would stay held there. A span looks its lock up each time (`LocalSpan._lock`), so the
+    spans open at the fork take the new ones too.
     """
 
     __slots__ = ("pool",)
@@ -71,11 +72,12 @@ class _Locks:
 
 
 _LOCK_COUNT: Final = 64  # (a power of two: a span's is its id's low bits)
+_STRIPE: Final = _LOCK_COUNT - 1
 LOCKS: Final = _Locks()
 
 
 def renew_locks() -> None:
-    """New shared locks (in a forked child; spans started from now on take them)."""
+    """New shared locks (in a forked child: every span takes them from now on)."""
     LOCKS.pool = _Locks().pool
 
 
@@ -96,7 +98,6 @@ class LocalSpan(trace_api.Span):
         "_flags",
         "_kind",
         "_links",
-        "_lock",
         "_name",
         "_options",
         "_parent",
@@ -142,7 +143,12 @@ class LocalSpan(trace_api.Span):
         self._status = UNSET
         self._start_time = 0
         self._end_time: int | None = None
-        self._lock = LOCKS.pool[span_id & (_LOCK_COUNT - 1)]
+
+    @property
+    def _lock(self) -> Any:  # (a `threading.RLock`)
+        """The shared lock of this span's stripe, looked up each time: a span started before a
+        fork and ended in the child takes the child's new ones (`renew_locks`)."""
+        return LOCKS.pool[self._span_id & _STRIPE]
 
     # --- the API's Span -------------------------------------------------------
 
@@ -299,7 +305,7 @@ class LocalSpan(trace_api.Span):
     def _end_call(self, attributes: Mapping[str, Any] | None, ok: bool) -> None:
         """`LocalTracer.end_call`: what ``set_attributes``, ``set_status(OK)`` and ``end()``
         do, one after the other, under one lock."""
-        with self._lock:
+        with LOCKS.pool[self._span_id & _STRIPE]:  # (`_lock`, inline: every call ends here)
             ended = self._end_time is not None
             if not ended:
                 if attributes:

@@ -600,7 +600,8 @@ def test_the_fast_suite_passes_on_the_sdk_path_too() -> None:
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_a_forked_child_gets_new_span_locks() -> None:
     """Spans share their locks; one that another thread holds at a fork would stay held in
-    the child. The child's spans take new locks: spans of that lock's stripe still end."""
+    the child. The child's spans take new locks: spans of that lock's stripe still end,
+    the one open at the fork on that very lock too."""
     script = textwrap.dedent(
         """
         import os, signal, threading
@@ -612,7 +613,8 @@ def test_a_forked_child_gets_new_span_locks() -> None:
             def on_end(self, span, span_id=None): pass
 
         tracer = LocalProvider(Kept()).get_tracer("t")
-        held = tracer.start_span("before")._lock
+        before = tracer.start_span("before")
+        held = before._lock
         holding, done = threading.Event(), threading.Event()
 
         def hold():
@@ -630,7 +632,9 @@ def test_a_forked_child_gets_new_span_locks() -> None:
                 span = tracer.start_span("in child")
                 span.end()
                 ended += 1
-            os._exit(0 if held not in LOCKS.pool else 3)
+            before.set_attribute("ended in", "child")
+            before.end()
+            os._exit(0 if held not in LOCKS.pool and before.end_time else 3)
         done.set()
         _, status = os.waitpid(pid, 0)
         print(os.waitstatus_to_exitcode(status))

@@ -23,7 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "flow_xray"
 # Top-level modules every layer may use: plain vocabulary, stdlib only.
 # (`__version__` is the package attribute `from flow_xray import __version__` reads.)
 SHARED = frozenset(
-    {"errors", "attributes", "files", "jsontext", "hexids", "terminal", "__version__"}
+    {"errors", "attributes", "files", "interrupts", "jsontext", "hexids", "terminal", "__version__"}
 )
 # 0.2.0's and 0.3.x's import paths, kept at the top as thin re-exporting modules.
 COMPAT = frozenset(

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from flow_xray import attributes as attr
+from flow_xray.interrupts import let_signals_through
 from flow_xray.llm.usage import field
 
 __all__ = ["chat_view", "input_message_attributes", "output_message_attributes"]
@@ -166,6 +167,7 @@ def output_message_attributes(response: Any) -> dict[str, Any]:
     try:
         return _flatten(attr.LLM_OUTPUT_MESSAGES, _reply(response), _MAX_OUTPUT_MESSAGES)
     except Exception:  # odd objects may raise from any attribute
+        let_signals_through()
         return {}
 
 
@@ -204,6 +206,7 @@ def chat_view(inputs: Any, output: Any, attributes: Any = None) -> dict[str, Any
     try:
         return _chat_view(inputs, output, attributes)
     except Exception:  # a debugging view never fails on an odd value
+        let_signals_through()
         return None
 
 
@@ -227,6 +230,7 @@ def _chat_view(inputs: Any, output: Any, attributes: Any) -> dict[str, Any] | No
     try:
         response = _response_turns(output)
     except Exception:  # an odd output object costs the reply, not the conversation
+        let_signals_through()
         response = []
     if not messages and not response:
         return None

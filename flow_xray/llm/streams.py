@@ -21,6 +21,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Final
 
+from flow_xray.interrupts import let_signals_through
 from flow_xray.llm.usage import Usage, field, usage_from_response
 from flow_xray.serialize.shapes import module_root
 
@@ -193,6 +194,7 @@ def stream_usage_for(first: Any) -> StreamUsage | None:
             or usage_from_response(first) is not None  # whole responses, one per item
         )
     except Exception:
+        let_signals_through()
         return None
     if not looks:
         return None
@@ -206,6 +208,7 @@ def is_stream(obj: Any) -> bool:
     try:
         return module_root(obj, proxied=True) in _STREAM_MODULES and hasattr(obj, "_iterator")
     except Exception:
+        let_signals_through()
         return False
 
 
@@ -235,6 +238,7 @@ def _reading(once: _Once) -> Iterator[None]:
         once("closed")
         raise
     except BaseException as exc:
+        let_signals_through()
         once("failed", exc)
         raise
     once("read")
@@ -273,6 +277,7 @@ def watch_stream(stream: Any, end: StreamEnd) -> bool:
         else:
             return False
     except Exception:
+        let_signals_through()
         return False
     with contextlib.suppress(TypeError):  # not weak-referenceable: ends when read or closed
         weakref.finalize(stream, once, "dropped")

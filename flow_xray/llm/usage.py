@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from flow_xray import attributes as A
+from flow_xray.interrupts import let_signals_through
 from flow_xray.llm import pricing
 from flow_xray.llm.requests import Request
 from flow_xray.serialize.reprs import safe_repr
@@ -113,12 +114,14 @@ def _has_field(obj: Any, name: str) -> bool:
     try:
         own = object.__getattribute__(obj, "__dict__")
     except Exception:
+        let_signals_through()
         own = None
     if isinstance(own, dict) and name in own:
         return True
     try:
         return getattr(type(obj), name, _NO_FIELD) is not _NO_FIELD
     except Exception:
+        let_signals_through()
         return False
 
 
@@ -134,15 +137,12 @@ def field(obj: Any, name: str) -> Any:
         if _has_field(obj, name) or module_root(obj) in _MODULE_PROVIDERS:
             return getattr(obj, name, None)
     except Exception:
-        return None
+        let_signals_through()
     return None
 
 
-_attr = field
-
-
 def _count(obj: Any, name: str) -> int | None:
-    value = _attr(obj, name)
+    value = field(obj, name)
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return int(value)
     return None
@@ -161,19 +161,16 @@ def _guess_provider(obj: Any, model: str | None) -> str | None:
 
 
 def _guess_operation(obj: Any) -> str | None:
-    for field in ("object", "type"):
-        kind = _attr(obj, field)
+    for key in ("object", "type"):
+        kind = field(obj, key)
         if isinstance(kind, str) and kind in _OPERATIONS:
             return _OPERATIONS[kind]
     return None
 
 
 def _raw_body(obj: Any) -> Any:
-    """The JSON body of an already-read raw response (``with_raw_response``), else None.
-
-    Only a body the client has read in full is decoded: a streamed one is left
-    for its reader.
-    """
+    """The JSON body of a raw response (``with_raw_response``) the client has read in full
+    (a streamed one is left for its reader), else None."""
     http = field(obj, "http_response")
     if http is None or not callable(field(obj, "parse")):
         return None
@@ -187,7 +184,7 @@ def _raw_body(obj: Any) -> Any:
 def _from_response(obj: Any) -> Usage | None:
     if obj is None or isinstance(obj, _NOT_RESPONSES):
         return None
-    usage = _attr(obj, "usage")
+    usage = field(obj, "usage")
     if usage is None and not isinstance(obj, Mapping):
         body = _raw_body(obj)
         if body is not None:
@@ -204,20 +201,20 @@ def _from_response(obj: Any) -> Usage | None:
         output_tokens = _count(usage, "output_tokens")
         if output_tokens is None:
             output_tokens = _count(usage, "completion_tokens")
-        model = _attr(obj, "model")
+        model = field(obj, "model")
         operation = _guess_operation(obj)
     else:
-        usage = _attr(obj, "usage_metadata")  # Gemini (google-genai)
+        usage = field(obj, "usage_metadata")  # Gemini (google-genai)
         if usage is None:
             return None
         input_tokens = _count(usage, "prompt_token_count")
         output_tokens = _count(usage, "candidates_token_count")
-        model = _attr(obj, "model_version")
+        model = field(obj, "model_version")
         operation = "generate_content"
     if input_tokens is None and output_tokens is None:
         return None
     model = model if isinstance(model, str) and model else None
-    response_id = _attr(obj, "id")
+    response_id = field(obj, "id")
     return Usage(
         model=model,
         provider=_guess_provider(obj, model),
@@ -246,6 +243,7 @@ def usage_from_response(obj: Any) -> Usage | None:
     try:
         return _from_response(obj)
     except Exception:  # odd objects may raise from any attribute; not ours to surface
+        let_signals_through()
         return None
 
 

@@ -21,6 +21,8 @@ from opentelemetry import context as context_api
 from opentelemetry.context.context import Context
 from opentelemetry.context.contextvars_context import ContextVarsRuntimeContext
 
+from flow_xray.interrupts import let_signals_through
+
 # The API's own logger, for its own message (see `_detach_var`).
 _api_logger: Final = logging.getLogger(context_api.__name__)
 
@@ -41,6 +43,7 @@ def _detach_var(token: Token[Context]) -> None:
     try:
         _VAR.reset(token)  # type: ignore[union-attr]
     except Exception:  # as `opentelemetry.context.detach`: logged, never raised
+        let_signals_through()
         _api_logger.exception("Failed to detach context")
 
 

@@ -43,6 +43,7 @@ from opentelemetry.context import Context
 from opentelemetry.trace import NoOpTracer, ProxyTracer, ProxyTracerProvider
 
 from flow_xray import __version__, attributes as attr
+from flow_xray.interrupts import let_signals_through
 from flow_xray.runtime import captures, patches
 from flow_xray.runtime.captures import _ACTIVE, capturing, listening
 
@@ -146,6 +147,7 @@ def _resolve(seen: object) -> tuple[trace_api.Tracer | None, bool]:
         try:
             _join_hook(provider)
         except Exception:
+            let_signals_through()
             logger.debug("flow-xray could not join a new provider", exc_info=True)
     if provider is None:
         return None, private
@@ -207,6 +209,7 @@ def _fallback_tracer(proxy: ProxyTracer, provider: object) -> trace_api.Tracer |
             getattr(proxy, "_attributes", None),
         )
     except Exception:
+        let_signals_through()
         logger.debug("flow-xray could not get a fallback tracer", exc_info=True)
         return None
     return None if isinstance(tracer, NoOpTracer) else tracer
@@ -219,4 +222,5 @@ def _join_global() -> None:
     try:
         _join_hook(provider)
     except Exception:
+        let_signals_through()
         logger.debug("flow-xray could not join a new provider", exc_info=True)

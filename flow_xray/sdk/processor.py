@@ -29,6 +29,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 
 from flow_xray import attributes as attr
+from flow_xray.interrupts import let_signals_through
 from flow_xray.llm.requests import REPORT_KEYS, report_from_attributes
 from flow_xray.runtime import captures, patches, tracer, usage
 from flow_xray.runtime.sdk_state import COLLECTING
@@ -205,6 +206,7 @@ class FlowXrayProcessor(SpanProcessor):
                     if collector.sink is not None:
                         collector.sink.started(span)
         except Exception:
+            let_signals_through()
             logger.debug("flow-xray processor: on_start failed", exc_info=True)
 
     def on_end(self, span: ReadableSpan, span_id: int | None = None) -> None:
@@ -212,6 +214,7 @@ class FlowXrayProcessor(SpanProcessor):
         try:
             _pass_usage_up(span)
         except Exception:
+            let_signals_through()
             logger.debug("flow-xray processor: usage report failed", exc_info=True)
         members = self._members
         if not members:
@@ -241,6 +244,7 @@ class FlowXrayProcessor(SpanProcessor):
                     if collector.sink is not None and not collector.closed:
                         collector.sink.ended(span)
         except Exception:
+            let_signals_through()
             logger.debug("flow-xray processor: on_end failed", exc_info=True)
 
     def shutdown(self) -> None:
@@ -287,6 +291,7 @@ class FlowXrayProcessor(SpanProcessor):
             try:
                 finished.append(row_record(to_row(span), ended=False, extra=_INCOMPLETE))
             except Exception:
+                let_signals_through()
                 logger.debug("flow-xray processor: snapshot of an open span failed", exc_info=True)
         return finished.seal()
 

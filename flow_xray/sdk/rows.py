@@ -26,6 +26,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
 from flow_xray import attributes as attr
+from flow_xray.interrupts import let_signals_through
 from flow_xray.runtime.tracer import TRACER_NAME
 from flow_xray.sdk.local_span import LocalSpan
 from flow_xray.sdk.span_text import bounded_ints
@@ -74,6 +75,7 @@ def to_row(span: ReadableSpan | LocalSpan) -> Row:
             events = fields["_events"]
             scope = fields["_instrumentation_scope"]
         except Exception:  # not laid out as the SDK's ReadableSpan (KeyError, AttributeError...)
+            let_signals_through()
             ctx, parent, name, start, end, status = (
                 span.context,
                 span.parent,

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from flow_xray.attributes import MIME_JSON, MIME_TEXT
+from flow_xray.interrupts import let_signals_through
 from flow_xray.serialize.cut import (
     CUT,
     cap_text,
@@ -95,6 +96,7 @@ def encode_inputs(
                 return shared
         return _encode(arguments, limits, max_bytes, reprs)
     except BaseException as exc:  # recording contains everything
+        let_signals_through()
         return json_string(f"<arguments not serializable: {type_name(exc)}>", max_bytes)
 
 
@@ -218,6 +220,7 @@ def encode_output(
                 return text, MIME_JSON
         return _encode(value, limits, max_bytes, reprs), MIME_JSON
     except BaseException as exc:  # recording contains everything
+        let_signals_through()
         return json_string(f"<output not serializable: {type_name(exc)}>", max_bytes), MIME_JSON
 
 
@@ -264,6 +267,7 @@ def encode_text(text: str, max_bytes: int, limits: Limits | None = None) -> str:
     try:
         return cap_text(str.__str__(text), max_bytes, get_limits() if limits is None else limits)
     except BaseException as exc:  # recording contains everything
+        let_signals_through()
         return f"<text not serializable: {type_name(exc)}>"
 
 
@@ -289,6 +293,7 @@ def encode_key(key: Any, limits: Limits) -> str:
             name = scrub_text(name, limits)
         return name
     except BaseException as exc:  # recording contains everything
+        let_signals_through()
         return f"<key not serializable: {type_name(exc)}>"
 
 
@@ -324,6 +329,7 @@ def encode_attribute(
                     return list(value)
         return encode_output(value, limits, limits.max_value_bytes)[0]
     except BaseException as exc:  # recording contains everything
+        let_signals_through()
         return f"<{type_name(value)} not serializable: {type_name(exc)}>"
 
 

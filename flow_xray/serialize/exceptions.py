@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final
 
+from flow_xray.interrupts import let_signals_through
 from flow_xray.serialize.cut import CUT
 from flow_xray.serialize.limits import Limits
 from flow_xray.serialize.reprs import MAX_INT_BITS, Reprs, repr_once, safe_repr
@@ -197,6 +198,7 @@ def exception_message(
         try:
             return _head(str(exc), max_chars)
         except BaseException:  # recording contains everything
+            let_signals_through()
             return repr_once(exc, max_chars, reprs)
     if not args:
         return ""
@@ -278,6 +280,7 @@ def _last_line(
         try:
             return list(traceback.format_exception_only(type(exc), exc))
         except BaseException:  # recording contains everything
+            let_signals_through()
             pass
     if message is None:
         message = exception_message(exc, limits, max_chars, reprs)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
+from flow_xray.interrupts import let_signals_through
 from flow_xray.serialize.cut import CUT
 from flow_xray.serialize.text import writable
 
@@ -30,6 +31,7 @@ def type_name(value: Any) -> str:
     try:
         return str(type(value).__name__)
     except BaseException:  # recording contains everything
+        let_signals_through()
         return "object"
 
 
@@ -45,6 +47,7 @@ def safe_repr(value: Any, max_chars: int) -> str:
     try:
         text = repr(value)
     except BaseException as exc:  # recording contains everything
+        let_signals_through()
         text = f"<{type_name(value)} object (repr failed: {type_name(exc)})>"
     text = writable(_ADDRESS.sub("", text[: max_chars + 64]))
     if len(text) > max_chars:

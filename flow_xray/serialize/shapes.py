@@ -7,7 +7,7 @@ buffers and arrays are summarised by length and type, never copied (numpy and
 pandas values of at most `SMALL_ARRAY` values are converted by the library);
 numpy, pandas and friends are recognised by module name and ``shape``/``dtype``
 without importing them. What depends on the class alone is worked out once per
-class (`ClassMemo`): a list of 100 numpy floats looks at its class once.
+class (`flow_xray.serialize.memo`).
 """
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ from __future__ import annotations
 import array
 import dataclasses
 import sys
-import weakref
-from collections.abc import Callable, Iterable
-from typing import Any, Final, Generic, TypeVar
+from collections.abc import Iterable
+from typing import Any, Final
+
+from flow_xray.interrupts import let_signals_through
+from flow_xray.serialize.memo import per_class
 
 MISSING: Final = object()
 # Modules whose array-like values are summarised by shape and dtype.
@@ -27,50 +29,6 @@ _ARRAY_MODULES_MORE: Final = frozenset({"cupy", "polars", "pyarrow", "xarray", "
 _OPAQUE_MODULES: Final = frozenset({"unittest"})
 _PREVIEW_BYTES: Final = 24
 _PREVIEW_ITEMS: Final = 8
-
-T = TypeVar("T")
-
-
-class ClassMemo(Generic[T]):
-    """Answers about classes, each kept while its class lives (a weak reference, dropped
-    with the class; an id reused by a new class is told apart).
-
-    For what is read from the class alone (its MRO's dicts, its module) and asked of
-    every value. A class changed after it was first asked about (an attribute added to
-    it, an ABC registered for it) keeps its first answer.
-    """
-
-    __slots__ = ("_table",)
-
-    def __init__(self) -> None:
-        self._table: dict[int, tuple[weakref.ref[type], T]] = {}
-
-    def get(self, cls: type) -> T | None:
-        entry = self._table.get(id(cls))
-        return entry[1] if entry is not None and entry[0]() is cls else None
-
-    def put(self, cls: type, answer: T) -> None:
-        key, table = id(cls), self._table
-        try:
-            ref = weakref.ref(cls, lambda _: table.pop(key, None))
-        except TypeError:  # (every class can be weakly referenced; kept unremembered if not)
-            return
-        table[key] = (ref, answer)
-
-
-def per_class(compute: Callable[[type], T]) -> Callable[[type], T]:
-    """``compute(cls)`` remembered per class (see `ClassMemo`); ``compute`` never raises."""
-    memo: ClassMemo[tuple[T]] = ClassMemo()
-
-    def answer(cls: type) -> T:
-        known = memo.get(cls)
-        if known is None:
-            known = (compute(cls),)
-            memo.put(cls, known)
-        return known[0]
-
-    answer.__doc__ = compute.__doc__
-    return answer
 
 
 def module_root(value: Any, *, proxied: bool = False) -> str:
@@ -93,6 +51,7 @@ def class_root(cls: Any) -> str:
     try:
         module = _TYPE_MODULE.__get__(cls) if isinstance(cls, type) else None
     except BaseException:  # recording contains everything
+        let_signals_through()
         return ""
     return module.partition(".")[0] if type(module) is str else ""
 
@@ -148,6 +107,7 @@ def class_attribute(cls: type, name: str) -> Any:
     try:
         return static_attribute(cls, name)
     except BaseException:  # recording contains everything
+        let_signals_through()
         return MISSING
 
 
@@ -156,6 +116,7 @@ def instance_dict(value: Any) -> dict[str, Any] | None:
     try:
         found = object.__getattribute__(value, "__dict__")
     except BaseException:  # recording contains everything
+        let_signals_through()
         return None
     return found if type(found) is dict else None
 
@@ -225,6 +186,7 @@ def _record_class(cls: type) -> tuple[str, tuple[str, ...]] | None:
         if issubclass(type(attrs), tuple) and class_root(type(attrs)) == "attr":
             return "declared", tuple(a.name for a in attrs if type(getattr(a, "name", None)) is str)
     except BaseException:  # recording contains everything
+        let_signals_through()
         return None
     return None
 
@@ -242,6 +204,7 @@ def _read(obj: Any, name: str) -> Any:
     try:
         return getattr(obj, name)
     except BaseException as exc:  # recording contains everything
+        let_signals_through()
         return f"<unavailable: {type(exc).__name__}>"
 
 
@@ -262,11 +225,13 @@ def buffer_summary(value: Any) -> str | None:
     try:
         view = value if cls is memoryview else memoryview(value)
     except BaseException:  # recording contains everything
+        let_signals_through()
         return None
     size = view.nbytes
     try:
         head = view.cast("B")[:_PREVIEW_BYTES].tobytes() if view.c_contiguous else b""
     except BaseException:
+        let_signals_through()
         head = b""
     if not issubclass(cls, (bytes, bytearray, memoryview)):
         return f"<{name} nbytes={size}>"
@@ -297,6 +262,7 @@ def array_summary(value: Any) -> str | None:
         shown = tuple(int(n) for n in shape) if type(shape) is tuple else shape
         text = f"<{root}.{cls.__name__} shape={shown} dtype={_dtype_text(dtype)}>"
     except BaseException:  # recording contains everything
+        let_signals_through()
         return None
     return text.replace("<numpy.", "<", 1)
 
@@ -352,6 +318,7 @@ def array_values(value: Any) -> Any:
         else:
             out = dict(zip(labels, value.tolist(), strict=True))
     except BaseException:  # recording contains everything
+        let_signals_through()
         return MISSING
     return out if len(out) == len(labels) else MISSING  # a label twice: the summary
 
@@ -381,6 +348,7 @@ def _array_class(cls: type) -> tuple[str, bool, bool, str | None] | None:
             how = "rows" if _library_attribute(cls, "columns") else "dict"
         return root, dtype, dtypes, how
     except BaseException:  # recording contains everything
+        let_signals_through()
         return None
 
 
@@ -434,6 +402,7 @@ def exception_args(exc: BaseException) -> tuple[Any, ...]:
     try:
         args = exc.args
     except BaseException:  # recording contains everything
+        let_signals_through()
         return ()
     return args if type(args) is tuple else ()
 
@@ -449,6 +418,7 @@ def length(value: Any) -> int | None:
     try:
         size = len(value)
     except BaseException:  # recording contains everything
+        let_signals_through()
         return None
     return size if type(size) is int else None
 
@@ -470,7 +440,6 @@ def own_repr(kind: type) -> bool:
 
 __all__ = [
     "MISSING",
-    "ClassMemo",
     "array_summary",
     "buffer_summary",
     "cheap_repr",
@@ -488,6 +457,5 @@ __all__ = [
     "length",
     "module_root",
     "own_repr",
-    "per_class",
     "static_attribute",
 ]

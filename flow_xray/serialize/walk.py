@@ -6,8 +6,7 @@ str keys, lists, str, int, finite float, bool and None, applying the caps of
 `Limits` and leaving `CUT` markers wherever it stopped. The walk is bounded
 by its output budget, not by its input, so a 10M-element list costs what a
 small one does; secret keys are redacted and credentials scrubbed from text
-on the way. `bounded_repr` is the repr counterpart, for exception arguments.
-No OpenTelemetry here.
+on the way. `bounded_repr` is the repr counterpart, for exception arguments (no OpenTelemetry).
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ from decimal import Decimal
 from pathlib import PurePath
 from typing import Any, Final
 
+from flow_xray.interrupts import let_signals_through
 from flow_xray.serialize.containers import is_shape_class, known_shape
 from flow_xray.serialize.cut import (
     CUT,
@@ -35,11 +35,11 @@ from flow_xray.serialize.cut import (
     utf8_len,
 )
 from flow_xray.serialize.limits import Limits
+from flow_xray.serialize.memo import ClassMemo
 from flow_xray.serialize.reprs import MAX_INT_BITS, Reprs, repr_once, safe_repr, type_name
 from flow_xray.serialize.secrets import REDACTED, hides_value, is_secret_name, scrub_text
 from flow_xray.serialize.shapes import (
     MISSING,
-    ClassMemo,
     array_summary,
     array_values,
     buffer_summary,
@@ -131,6 +131,7 @@ class Walker:
         try:
             return self._convert(value, depth)
         except BaseException as exc:  # recording contains everything
+            let_signals_through()
             failed = f"<{type_name(value)} object (serialization failed: {type_name(exc)})>"
             return self.text(failed)
 
@@ -419,6 +420,7 @@ def _way(kind: type) -> Way:
             return Walker._shaped
         return _later_way(kind)
     except BaseException:  # a check that raised (a metaclass's hooks): a summary or the repr
+        let_signals_through()
         return Walker._leaf
 
 
@@ -452,6 +454,7 @@ def _converted_order(item: Any) -> str:
     try:
         return encode_json(item)
     except BaseException:  # NaN and the like: still ordered, by repr
+        let_signals_through()
         return repr(item)
 
 
@@ -476,6 +479,7 @@ def bounded_repr(value: Any, limits: Limits, max_chars: int, reprs: Reprs | None
         converted = to_jsonable(value, limits, reprs)
         return converted if type(converted) is str else safe_repr(converted, max_chars)
     except BaseException as exc:  # recording contains everything
+        let_signals_through()
         return f"<{type_name(value)} object (repr failed: {type_name(exc)})>"
 
 
@@ -489,6 +493,7 @@ def to_jsonable(value: Any, limits: Limits, reprs: Reprs | None = None) -> Any:
     try:
         return Walker(limits, limits.max_value_bytes, reprs).walk(value, 0)
     except BaseException as exc:  # the walker contains errors; the last line
+        let_signals_through()
         return f"<{type_name(value)} object (serialization failed: {type_name(exc)})>"
 
 

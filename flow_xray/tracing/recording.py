@@ -22,6 +22,7 @@ from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
 from flow_xray import attributes as attr
 from flow_xray.errors import Terminated
+from flow_xray.interrupts import let_signals_through
 from flow_xray.llm.messages import input_message_attributes, output_message_attributes
 from flow_xray.llm.requests import same_request
 from flow_xray.llm.streams import is_stream, watch_stream
@@ -49,8 +50,9 @@ from flow_xray.serialize.exceptions import (
     qualified_type,
 )
 from flow_xray.serialize.limits import Limits, get_limits
+from flow_xray.serialize.memo import per_class
 from flow_xray.serialize.reprs import Reprs, safe_repr
-from flow_xray.serialize.shapes import defining_class, from_packages, instance_dict, per_class
+from flow_xray.serialize.shapes import defining_class, from_packages, instance_dict
 from flow_xray.serialize.text import writable
 from flow_xray.tracing.binding import Binder
 
@@ -95,6 +97,7 @@ def user_attributes(pairs: Iterable[tuple[Any, Any]], *, arrays: bool = True) ->
                 name = f"{name}#{count}"
             out[name] = encode_attribute(value, limits, key=name, arrays=arrays)
     except BaseException:
+        let_signals_through()
         contained("user attributes")
     return out
 
@@ -122,6 +125,7 @@ def record_usage(span: Span, usage: Usage) -> None:
             figures = usage_attributes(usage)
         span.set_attributes({k: encode_attribute(v, limits) for k, v in figures.items()})
     except BaseException:
+        let_signals_through()
         contained("LLM usage")
 
 
@@ -167,6 +171,7 @@ def record_result(span: Span, value: Any, usage: Usage | None, llm: bool) -> boo
             if llm:
                 _record_messages(span, output_message_attributes(value))
     except BaseException:
+        let_signals_through()
         contained("the result")
     return False
 
@@ -204,6 +209,7 @@ def _response_class(kind: type) -> bool:
             or defining_class(kind, "usage_metadata") is not None
         )
     except BaseException:  # recording contains everything
+        let_signals_through()
         return False
 
 
@@ -232,6 +238,7 @@ def _stream_ended(
             span.set_status(_OK)
         span.end()
     except BaseException:
+        let_signals_through()
         contained("a stream's end")
 
 
@@ -271,11 +278,13 @@ def record_error(
             raw = exception_message(exc, limits, _MAX_MESSAGE_BYTES, reprs)
             message = encode_text(raw, _MAX_MESSAGE_BYTES, limits)
         except BaseException:
+            let_signals_through()
             message = encode_text(safe_repr(exc, _MAX_MESSAGE_BYTES), _MAX_MESSAGE_BYTES, limits)
         full_type = writable(qualified_type(exc))
         try:
             stack, frames = exception_text(exc, limits, _MAX_MESSAGE_BYTES, reprs, raw, below)
         except BaseException:
+            let_signals_through()
             stack = f"{full_type}: {message}"
         if len(stack) > _MAX_TRACEBACK_BYTES:  # keep the end: the raising frame and the message
             stack = f"{CUT}\n" + stack[-_MAX_TRACEBACK_BYTES:]
@@ -303,6 +312,7 @@ def record_error(
             Status(StatusCode.ERROR, f"{type_name}: {message}" if message else type_name)
         )
     except BaseException:
+        let_signals_through()
         contained("an exception")
     return frames
 
@@ -350,6 +360,7 @@ def record_stopped(span: Span, exc: BaseException, outcome: str) -> None:
             raw = exception_message(exc, limits, _MAX_MESSAGE_BYTES)
             message = encode_text(raw, _MAX_MESSAGE_BYTES, limits)
         except BaseException:
+            let_signals_through()
             message = encode_text(safe_repr(exc, _MAX_MESSAGE_BYTES), _MAX_MESSAGE_BYTES, limits)
         span.set_attributes({attr.OUTCOME: outcome, attr.INCOMPLETE: True})
         span.add_event(
@@ -361,6 +372,7 @@ def record_stopped(span: Span, exc: BaseException, outcome: str) -> None:
             },
         )
     except BaseException:
+        let_signals_through()
         contained("a cancellation")
 
 
@@ -402,6 +414,7 @@ def input_attributes(
         if llm:
             out.update(_encoded(input_message_attributes(arguments), limits))
     except BaseException:
+        let_signals_through()
         contained("inputs")
         return None
     return out
@@ -426,6 +439,7 @@ def output_attributes(
             budget = 256
         text, mime = encode_output(value, limits, budget, reprs)
     except BaseException:
+        let_signals_through()
         contained("output")
         return None
     return {_OUTPUT_VALUE: text, _OUTPUT_MIME_TYPE: mime}
@@ -442,15 +456,18 @@ def end_span(span: Span, attributes: Mapping[str, Any] | None, ok: bool) -> None
         try:
             span.set_attributes(attributes)
         except BaseException:
+            let_signals_through()
             contained("output")
     if ok:
         try:
             span.set_status(_OK)
         except BaseException:
+            let_signals_through()
             contained("the result")
     try:
         span.end()
     except BaseException:
+        let_signals_through()
         contained("a span end")
 
 

@@ -16,7 +16,7 @@ from typing import Any, Final, overload
 
 from flow_xray import attributes as attr
 from flow_xray.hexids import HexIds
-from flow_xray.tree.packed import BLOCK, PackedValues
+from flow_xray.tree.packed import BLOCK, BLOCK_BITS, PackedValues
 from flow_xray.tree.store_views import Statuses, trace_id_bytes
 
 # str, bool, int, float or a sequence of them, as OpenTelemetry allows; typed
@@ -70,15 +70,13 @@ _USAGE_KEYS: Final = frozenset((*attr.READ_MODEL, *attr.READ_PROMPT_TOKENS))
 class SpanStore(Sequence[SpanRecord]):
     """Finished spans kept compactly, read back as `SpanRecord`s.
 
-    A capture can hold a million spans, so rows the processor adds are not
-    kept as objects with dicts: ids and times sit in typed arrays, attribute
-    values are packed by function a block of rows at a time (`flow_xray.tree.packed`)
-    beside an interned tuple of keys shared by every span of the same shape,
-    names and statuses are interned, trace ids
-    kept once per run of rows sharing one, events only for rows that have
-    some. Records appended from elsewhere (other processes, snapshots of
-    open spans) are kept as they are. Reading (iteration, indexing) builds each
-    `SpanRecord` on the fly; the store itself never changes it.
+    A capture can hold a million spans, so rows the processor adds are not kept as objects
+    with dicts: ids and times sit in typed arrays, attribute values are packed by function a
+    block of rows at a time (`flow_xray.tree.packed`) beside an interned tuple of keys shared
+    by every span of the same shape, names and statuses are interned, trace ids kept once per
+    run of rows sharing one, events only for rows that have some. Records appended from
+    elsewhere (other processes, snapshots of open spans) are kept as they are. Reading
+    (iteration, indexing) builds each `SpanRecord` on the fly; the store never changes it.
 
     With ``max_spans`` the store is bounded: it keeps the first ``max_spans/2``
     spans to finish (the head), the last ones (the tail), and beyond the cap
@@ -165,36 +163,29 @@ class SpanStore(Sequence[SpanRecord]):
     ) -> None:
         """Add one finished span given as plain parts (ids as ints, ``parent_id`` 0 for none)."""
         if self.max_spans is None:  # the common case, inline: this runs once per span
-            strings = self._strings
-            if trace_id != self._trace_int:
-                self._new_trace_run(trace_id)
-            if events:
-                self._events[len(self._ids)] = events
-            self._ids.append(span_id)
-            self._parents.append(parent_id)
-            self._starts.append(start_ns)
-            self._ends.append(end_ns)
-            self._names.append(strings.setdefault(name, name))
-            shape = (status, message, keys)
-            self._shapes.append(strings.setdefault(shape, shape))
-            recent = self._values.recent
-            recent.append(values)
-            if len(recent) == BLOCK:
-                self._values.pack(self._shapes, self._names)
+            try:
+                strings = self._strings
+                if trace_id != self._trace_int:
+                    self._new_trace_run(trace_id)
+                if events:
+                    self._events[len(self._ids)] = events
+                self._ids.append(span_id)
+                self._parents.append(parent_id)
+                self._starts.append(start_ns)
+                self._ends.append(end_ns)
+                self._names.append(strings.setdefault(name, name))
+                shape = (status, message, keys)
+                self._shapes.append(strings.setdefault(shape, shape))
+                recent = self._values.recent
+                recent.append(values)
+                if len(recent) == BLOCK:
+                    self._values.pack(self._shapes, self._names)
+            except BaseException:  # (a signal: Ctrl-C lands anywhere) no row left half-added
+                self._even_out()
+                raise
             return
-        row: Row = (
-            trace_id,
-            span_id,
-            parent_id,
-            name,
-            start_ns,
-            end_ns,
-            status,
-            message,
-            keys,
-            values,
-            events,
-        )
+        row: Row = (trace_id, span_id, parent_id, name, start_ns, end_ns, status, message, keys,
+                    values, events)  # fmt: skip
         if self._admit(row, status, keys, values):
             self._keep_row(row)
 
@@ -213,22 +204,48 @@ class SpanStore(Sequence[SpanRecord]):
             self.append(record)
 
     def _keep_row(self, row: Row) -> None:
-        intern = self._strings.setdefault
-        trace_id, span_id, parent_id, name, start, end, status, message, keys, values, events = row
-        if trace_id != self._trace_int:
-            self._new_trace_run(trace_id)
-        if events:
-            self._events[len(self._ids)] = events
-        self._ids.append(span_id)
-        self._parents.append(parent_id)
-        self._starts.append(start)
-        self._ends.append(end)
-        self._names.append(intern(name, name))
-        shape = (status, message, keys)
-        self._shapes.append(intern(shape, shape))
-        self._values.recent.append(values)
-        if len(self._values.recent) == BLOCK:
-            self._values.pack(self._shapes, self._names)
+        try:
+            intern = self._strings.setdefault
+            (trace_id, span_id, parent_id, name, start, end, status, message, keys, values,
+             events) = row  # fmt: skip
+            if trace_id != self._trace_int:
+                self._new_trace_run(trace_id)
+            if events:
+                self._events[len(self._ids)] = events
+            self._ids.append(span_id)
+            self._parents.append(parent_id)
+            self._starts.append(start)
+            self._ends.append(end)
+            self._names.append(intern(name, name))
+            shape = (status, message, keys)
+            self._shapes.append(intern(shape, shape))
+            self._values.recent.append(values)
+            if len(self._values.recent) == BLOCK:
+                self._values.pack(self._shapes, self._names)
+        except BaseException:  # as in `add`
+            self._even_out()
+            raise
+
+    def _even_out(self) -> None:
+        """Drop what a row left half-added (an exception raised inside `add`), so that every
+        column holds the same rows again before the next one comes."""
+        values, starts = self._values, self._trace_starts
+        columns: tuple[Any, ...] = (self._ids, self._parents, self._starts, self._ends,
+                                     self._names, self._shapes)  # fmt: skip
+        rows = min(map(len, columns))
+        packed = len(values.blocks) << BLOCK_BITS  # (a block packed, `recent` not yet emptied)
+        del values.recent[max(rows - packed, 0) :]
+        rows = min(rows, packed + len(values.recent))
+        for column in columns:
+            del column[rows:]
+        for row in [row for row in self._events if row >= rows]:
+            del self._events[row]
+        runs = min(len(starts), len(self._trace_high), len(self._trace_low))
+        while runs and starts[runs - 1] >= rows:
+            runs -= 1
+        for run_column in (starts, self._trace_high, self._trace_low):
+            del run_column[runs:]
+        self._trace_int = self._trace_high[-1] << 64 | self._trace_low[-1] if runs else -1
 
     def _new_trace_run(self, trace_id: int) -> None:
         self._trace_int = trace_id

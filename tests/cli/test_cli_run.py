@@ -206,10 +206,12 @@ def _default_signal_handling() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def stop_waiting_script(sig: int, tmp_path: Path, env: dict[str, str]) -> tuple[int, str]:
-    """Run waits.py under `flow-xray run --json t.json`, send ``sig`` once it is ready."""
+def stop_waiting_script(
+    sig: int, tmp_path: Path, env: dict[str, str], script: str = "waits.py"
+) -> tuple[int, str]:
+    """Run ``script`` under `flow-xray run --json t.json`, send ``sig`` once it is ready."""
     child = subprocess.Popen(
-        [sys.executable, "-m", "flow_xray", "run", "--json", "t.json", str(SCRIPTS / "waits.py")],
+        [sys.executable, "-m", "flow_xray", "run", "--json", "t.json", str(SCRIPTS / script)],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,
@@ -251,6 +253,20 @@ def test_sigterm_exits_143_and_still_writes_the_trace(
     assert code == 143, stderr
     waiting = TraceResult.load(tmp_path / "t.json").find("wait_forever")
     assert waiting is not None and waiting.incomplete
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_stops_a_tight_traced_loop_at_once(
+    sig: int, tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """A script spending its time in small traced calls stops at the signal (143 / 130), with
+    its trace written, although the signal mostly lands while a call is being recorded
+    (recording contains what a value's hooks raise, never what a signal raises)."""
+    code, stderr = stop_waiting_script(sig, tmp_path, child_env, "spins.py")
+    assert code == 128 + sig, stderr
+    spin = TraceResult.load(tmp_path / "t.json").find("spin")
+    assert spin is not None and spin.incomplete and len(spin.children) >= 2000
 
 
 def test_summary_line_names_file_nodes_and_errors(flow_xray: Cli) -> None:

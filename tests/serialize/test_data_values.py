@@ -13,7 +13,7 @@ import pytest
 
 from flow_xray import trace
 from flow_xray.serialize import encode_inputs, to_jsonable
-from flow_xray.serialize.shapes import ClassMemo, per_class
+from flow_xray.serialize.memo import ClassMemo, per_class
 from tests.serialize.serialize_support import DEFAULT
 
 

@@ -303,3 +303,77 @@ def test_packed_rows_leave_nothing_for_the_garbage_collector_to_walk() -> None:
     assert len(blocks) == 40
     assert sum(map(tracked, blocks)) == 0
     assert store[40 * BLOCK - 1].attributes["input.value"] == f'{{"i":{40 * BLOCK}}}'
+
+
+def _row(i: int) -> tuple:  # type: ignore[type-arg]
+    """The parts of span ``i``: a new trace every 7 spans, events on every 5th."""
+    events = ((f"e{i}", i, {"n": i}),) if i % 5 == 0 else ()
+    return (1 + i // 7, 100 + i, 99 + i if i % 7 else 0, f"f{i % 3}", i, i + 1, "OK", None,
+            ("a", "b"), (i, f"v{i}"), events)  # fmt: skip
+
+
+# What adding a row runs (packing a block is one call inside `pack`).
+_STORING = frozenset({"add", "_admit", "_keep_row", "_new_trace_run", "pack"})
+
+
+def _interrupted_at(line_no: int, store: SpanStore, row: tuple, max_spans: int | None) -> bool:  # type: ignore[type-arg]
+    """Add ``row``, raising KeyboardInterrupt at the ``line_no``-th line the store runs for it
+    (`_STORING`): True if it was interrupted."""
+    import sys
+
+    seen = 0
+
+    def tracer(frame, event, arg):  # type: ignore[no-untyped-def]
+        nonlocal seen
+        if event == "line" and frame.f_code.co_name in _STORING:
+            seen += 1
+            if seen == line_no:
+                raise KeyboardInterrupt
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        store.add(*row)
+    except KeyboardInterrupt:
+        return True
+    finally:
+        sys.settrace(None)
+    return False
+
+
+@pytest.mark.parametrize("max_spans", [None, 10_000])
+def test_a_row_interrupted_anywhere_is_dropped_whole_and_the_next_rows_line_up(
+    max_spans: int | None,
+) -> None:
+    """Ctrl-C can land at any line of `SpanStore.add` (its exception reaches the program):
+    interrupted at each line in turn, the store holds every row before it, not the
+    interrupted one or all of it, and every row after it reads back as it was added -
+    across a new trace, a row with events and the packing of a full block."""
+    count = BLOCK + 3
+    points = 0
+    line_no = 1
+    while True:
+        store = SpanStore(max_spans)
+        for i in range(BLOCK - 1):  # the interrupted row fills the first block
+            store.add(*_row(i))
+        interrupted = _interrupted_at(line_no, store, _row(BLOCK - 1), max_spans)
+        for i in range(BLOCK, count):
+            store.add(*_row(i))
+        store.seal()
+        ids = [int(record.span_id, 16) - 100 for record in store]
+        expected = list(range(count))
+        if interrupted:
+            assert ids in (expected, [i for i in expected if i != BLOCK - 1]), line_no
+        else:
+            assert ids == expected
+        for record in store:
+            i = int(record.span_id, 16) - 100
+            parts = _row(i)
+            assert record.name == parts[3] and record.attributes == {"a": i, "b": f"v{i}"}
+            assert record.trace_id == format(parts[0], "032x")
+            assert len(record.events) == (1 if i % 5 == 0 else 0)
+        if not interrupted:
+            break
+        points += 1
+        line_no += 1
+    assert points >= 15, points  # every line of the add, the new trace run and the packing

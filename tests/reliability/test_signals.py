@@ -1,0 +1,165 @@
+"""What a signal raises reaches the program, wherever it lands (`flow_xray.interrupts`).
+
+Recording contains every exception a traced value's hooks raise, ``KeyboardInterrupt``
+included. A signal's exception is the program's: Ctrl-C, a SIGTERM handler's exit, an
+alarm handler's ``TimeoutError`` land in recording code as often as recording holds
+the program's time (most of it, in a loop of small traced calls). Each test runs a
+child process (signals go to its main thread; pytest's own is left alone).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+
+SPIN = textwrap.dedent(
+    """
+    import sys, time
+    from flow_xray import trace
+
+    @trace
+    def step(a, b):
+        return {"a": a, "b": b}
+
+    def spin(ready):
+        deadline = time.monotonic() + 20
+        calls = 0
+        while time.monotonic() < deadline:
+            step(calls, 1)
+            calls += 1
+            if calls == 2000 and ready:
+                print("ready", flush=True)
+        return calls
+    """
+)
+
+
+def _child(body: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", SPIN + textwrap.dedent(body)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+        # Back to Python's own Ctrl-C handling, whatever pytest was started with.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["capture", "capture on SDK spans", "user's SDK provider"],
+)
+def test_ctrl_c_stops_a_tight_traced_loop_every_time(where: str) -> None:
+    """Five Ctrl-Cs, each while the loop runs: five KeyboardInterrupts, none swallowed, and
+    the capture still holds the calls (the interrupted ones incomplete or ended)."""
+    env = {"FLOW_XRAY_RECORDER": "sdk"} if where == "capture on SDK spans" else {}
+    child = _child(
+        f"""
+        if {where == "user's SDK provider"}:
+            from opentelemetry import trace as api
+            from opentelemetry.sdk.trace import TracerProvider
+
+            api.set_tracer_provider(TracerProvider())
+        with trace.capture() as result:
+            for _ in range(5):
+                try:
+                    spin(True)
+                    print("not stopped", flush=True)
+                except KeyboardInterrupt:
+                    print("stopped", flush=True)
+        print(len(result.find_all("step")), flush=True)
+        """,
+        env,
+    )
+    try:
+        assert child.stdout is not None
+        for _ in range(5):
+            assert child.stdout.readline().strip() == "ready"
+            child.send_signal(signal.SIGINT)
+            assert child.stdout.readline().strip() == "stopped"
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 0, err
+    assert int(out.split()[-1]) >= 5 * 2000 and "could not" not in err, err
+
+
+def test_an_alarm_handlers_exception_reaches_the_loop_every_time() -> None:
+    """An alarm whose handler raises ``TimeoutError`` (a common way to time-limit work)
+    stops a tight traced loop each of 20 times."""
+    child = _child(
+        """
+        import signal
+
+        def on_alarm(signum, frame):
+            raise TimeoutError("time is up")
+
+        signal.signal(signal.SIGALRM, on_alarm)
+        stopped = 0
+        with trace.capture():
+            for _ in range(20):
+                signal.setitimer(signal.ITIMER_REAL, 0.02)
+                try:
+                    spin(False)
+                except TimeoutError:
+                    stopped += 1
+        print(stopped)
+        """
+    )
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 0, err
+    assert out.split() == ["20"]
+
+
+def test_a_hooks_own_control_flow_exceptions_are_still_contained() -> None:
+    """What a value's hook raises itself (``raise KeyboardInterrupt``, ``sys.exit()``, an
+    error) is contained as before: the traced function returns its value; while a
+    ``KeyboardInterrupt`` from Ctrl-C during the same kind of call is not contained."""
+    child = _child(
+        """
+        import _thread, threading
+
+        class Stops:
+            def __init__(self, how):
+                self.how = how
+            def __repr__(self):
+                self.how()
+                return "never"
+
+        def interrupt():
+            raise KeyboardInterrupt
+
+        def leave():
+            sys.exit(3)
+
+        @trace
+        def echo(value):
+            return value
+
+        kept = []
+        with trace.capture():
+            for how in (interrupt, leave):
+                kept.append(echo(Stops(how)).how.__name__)
+            threading.Timer(0.3, _thread.interrupt_main).start()
+            try:
+                spin(False)
+                kept.append("not stopped")
+            except KeyboardInterrupt:
+                kept.append("stopped")
+        print(json.dumps(kept))
+        """.replace("json.dumps", "__import__('json').dumps")
+    )
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err
+    assert json.loads(out) == ["interrupt", "leave", "stopped"]

@@ -13,6 +13,7 @@ while recording asks `by_signal` first and lets those through (stdlib only).
 from __future__ import annotations
 
 import dis
+import itertools
 import signal
 import sys
 from types import CodeType, FrameType
@@ -65,16 +66,16 @@ def let_signals_through() -> None:
 
 
 def _may_be_handler(frame: FrameType) -> bool:
-    """Whether ``frame`` runs a function called as a signal handler is: ``(signum, frame)``
-    (a method's after ``self``), an int and a frame (or None) passed."""
+    """Whether ``frame`` runs a function called as a signal handler is: among its arguments
+    a signal number followed by the interrupted frame (or None), ``(signum, frame)``."""
     code = frame.f_code
-    count = code.co_argcount
-    if count not in (2, 3):
+    if code.co_argcount < 2:
         return False
-    signum, interrupted = code.co_varnames[count - 2 : count]
     found = frame.f_locals
-    return type(found.get(signum)) is int and isinstance(
-        found.get(interrupted), (FrameType, type(None))
+    passed = [found.get(name) for name in code.co_varnames[: code.co_argcount]]
+    return any(
+        type(signum) is int and isinstance(interrupted, (FrameType, type(None)))
+        for signum, interrupted in itertools.pairwise(passed)
     )
 
 
@@ -86,6 +87,7 @@ def _handler_codes() -> set[CodeType]:
             handler = signal.getsignal(signum)
         except (OSError, ValueError):
             continue
+        handler = getattr(handler, "func", handler)  # (a `functools.partial`: asyncio's)
         code = getattr(getattr(handler, "__func__", handler), "__code__", None)
         if isinstance(code, CodeType):
             codes.add(code)

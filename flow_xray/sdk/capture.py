@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from flow_xray.analysis.accounting import build_result
 from flow_xray.errors import ConfigurationError
+from flow_xray.interrupts import let_signals_through
 from flow_xray.runtime import captures
 from flow_xray.sdk.processes import ProcessCollection
 from flow_xray.sdk.processor import Collector, ensure_collecting, get_processor
@@ -85,6 +86,7 @@ class Capture:
         except Exception:
             # Raising here would replace the block's own exception, or fail a
             # block that worked: the result stays empty, and the log says why.
+            let_signals_through()  # (an alarm's exception is the program's)
             logger.warning("flow-xray could not build the captured trace", exc_info=True)
         if exc is not None:
             self.result.exception = exc

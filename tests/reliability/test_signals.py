@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -93,6 +94,40 @@ def test_ctrl_c_stops_a_tight_traced_loop_every_time(where: str) -> None:
             child.kill()
     assert child.returncode == 0, err
     assert int(out.split()[-1]) >= 5 * 2000 and "could not" not in err, err
+
+
+def test_a_second_ctrl_c_stops_an_asyncio_program_busy_in_traced_calls() -> None:
+    """Under ``asyncio.run`` the first Ctrl-C only cancels the main task (delivered at its
+    next ``await``); the second raises ``KeyboardInterrupt`` from asyncio's own handler (a
+    ``functools.partial`` of a method), which must reach a coroutine busy in traced calls."""
+    child = _child(
+        """
+        import asyncio
+
+        async def main():
+            spin(True)
+            print("not stopped", flush=True)
+
+        with trace.capture() as result:
+            try:
+                asyncio.run(main())
+            except KeyboardInterrupt:
+                print("stopped", flush=True)
+        print(len(result.find_all("step")), flush=True)
+        """
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "ready"
+        child.send_signal(signal.SIGINT)
+        time.sleep(0.3)
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 0, err
+    assert out.split()[0] == "stopped" and int(out.split()[1]) >= 2000, (out, err)
 
 
 def test_an_alarm_handlers_exception_reaches_the_loop_every_time() -> None:

@@ -80,17 +80,23 @@ def _may_be_handler(frame: FrameType) -> bool:
 
 
 def _handler_codes() -> set[CodeType]:
-    """The code of every Python-level signal handler installed now."""
+    """The code of every Python-level signal handler installed now, and of the functions it
+    wraps (a decorated handler: ``@trace`` on it, say)."""
     codes: set[CodeType] = set()
     for signum in signal.valid_signals():
         try:
             handler = signal.getsignal(signum)
         except (OSError, ValueError):
             continue
-        handler = getattr(handler, "func", handler)  # (a `functools.partial`: asyncio's)
-        code = getattr(getattr(handler, "__func__", handler), "__code__", None)
-        if isinstance(code, CodeType):
-            codes.add(code)
+        for _ in range(8):  # (a bound on odd ``__wrapped__`` chains)
+            handler = getattr(handler, "func", handler)  # (a `functools.partial`: asyncio's)
+            handler = getattr(handler, "__func__", handler)  # (a bound method)
+            code = getattr(handler, "__code__", None)
+            if isinstance(code, CodeType):
+                codes.add(code)
+            handler = getattr(handler, "__wrapped__", None)
+            if handler is None:
+                break
     return codes
 
 

@@ -37,7 +37,7 @@ _INHERITED: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
 )
 _process_wide: tuple[Listener, ...] = ()
 _open_count = 0
-_lock = threading.Lock()
+_lock = threading.RLock()  # (reentrant: a signal handler may open a capture inside)
 # Captures opened inside a generator's body, by id: where its body runs (see `bind_to_generator`).
 _BOUND: Final[dict[int, _Binding]] = {}
 
@@ -166,7 +166,7 @@ def forget_after_fork() -> None:
     `flow_xray.sdk.processes`).
     """
     global _process_wide, _open_count, _lock
-    _lock = threading.Lock()  # another thread may have held it at the fork
+    _lock = threading.RLock()  # another thread may have held it at the fork
     for listener in (*_ACTIVE.get(), *_process_wide):
         listener.closed = True
     _BOUND.clear()

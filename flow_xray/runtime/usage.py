@@ -16,7 +16,7 @@ from typing import Any, Final
 # span id -> usage figures of spans that ended inside it. Bounded: a parent that
 # never ends here (remote, or dropped) must not keep its entry forever.
 _reports: dict[int, list[Any]] = {}
-_reports_lock = threading.Lock()
+_reports_lock = threading.RLock()  # (reentrant: a signal handler's span may end inside)
 _MAX_REPORTED_SPANS: Final = 4096
 
 

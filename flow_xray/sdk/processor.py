@@ -170,21 +170,27 @@ class FlowXrayProcessor(SpanProcessor):
     """
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # (reentrant: see the hooks' note below)
         self._members: dict[int, tuple[Collector, ...]] = {}
 
     # --- SpanProcessor hooks ------------------------------------------------
 
     # (The local recorder calls both hooks with its span's id at hand, ``span_id``:
     # `flow_xray.sdk.local`; the SDK calls them without.)
+    #
+    # A signal handler runs between two instructions of whatever the thread was doing,
+    # this processor's own work under its lock included. Spans the handler's code starts
+    # or ends then (a traced clean-up in a SIGTERM handler) find the lock held by their
+    # own thread: they are not collected, rather than wait forever for it (a plain lock)
+    # or change a capture's store half-way through a change (a reentrant one).
 
     def on_start(
         self, span: Span, parent_context: Context | None = None, span_id: int | None = None
     ) -> None:
         """A span started: it joins the captures listening here."""
         collectors: tuple[Collector, ...] = captures.listeners()  # type: ignore[assignment]
-        if not collectors:
-            return
+        if not collectors or self._lock._is_owned():  # type: ignore[attr-defined]
+            return  # (owned: a signal handler's span, see above)
         try:
             span_id = _span_id(span) if span_id is None else span_id
             streamed = closed = False
@@ -217,8 +223,8 @@ class FlowXrayProcessor(SpanProcessor):
             let_signals_through()
             logger.debug("flow-xray processor: usage report failed", exc_info=True)
         members = self._members
-        if not members:
-            return
+        if not members or self._lock._is_owned():  # type: ignore[attr-defined]
+            return  # (owned: a signal handler's span, see above)
         try:
             span_id = _span_id(span) if span_id is None else span_id
             streamed = False
@@ -297,7 +303,7 @@ class FlowXrayProcessor(SpanProcessor):
 
     def forget_after_fork(self) -> None:
         """In a forked child: the spans open at the fork are the parent's; never report them."""
-        self._lock = threading.Lock()  # another thread may have held it at the fork
+        self._lock = threading.RLock()  # another thread may have held it at the fork
         self._members = {}
 
 

@@ -132,7 +132,7 @@ def test_a_second_ctrl_c_stops_an_asyncio_program_busy_in_traced_calls() -> None
 
 def test_an_alarm_handlers_exception_reaches_the_loop_every_time() -> None:
     """An alarm whose handler raises ``TimeoutError`` (a common way to time-limit work)
-    stops a tight traced loop each of 20 times."""
+    stops a tight traced loop each of 20 times, the handler itself traced or not."""
     child = _child(
         """
         import signal
@@ -142,8 +142,10 @@ def test_an_alarm_handlers_exception_reaches_the_loop_every_time() -> None:
 
         signal.signal(signal.SIGALRM, on_alarm)
         stopped = 0
+        traced_handler = trace(on_alarm)  # a traced handler: the same, every other round
         with trace.capture():
-            for _ in range(20):
+            for round in range(20):
+                signal.signal(signal.SIGALRM, traced_handler if round % 2 else on_alarm)
                 signal.setitimer(signal.ITIMER_REAL, 0.02)
                 try:
                     spin(False)

@@ -33,6 +33,7 @@ every span from then on, and it is joined like any other.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 from collections.abc import Callable, Mapping
@@ -128,6 +129,8 @@ def current_tracer() -> trace_api.Tracer | None:
     SDK (``OTEL_SDK_DISABLED``). Callers then skip all span work.
     """
     global _cache
+    if _collecting:  # a finalizer's call (see `_note_collection`): untraced
+        return None
     # The API's get_tracer_provider() looks up an environment variable on every
     # call while no provider is set; reading the global directly avoids that.
     provider: object = getattr(trace_api, "_TRACER_PROVIDER", _UNKNOWN)
@@ -139,6 +142,28 @@ def current_tracer() -> trace_api.Tracer | None:
     if private and not (captures._process_wide or _active_captures()):
         return None  # the private provider serves captures only
     return tracer
+
+
+_collecting = False  # whether the garbage collector is running now
+
+
+def _note_collection(phase: str, info: Mapping[str, int]) -> None:
+    """Keep `_collecting` (a `gc.callbacks` entry).
+
+    What runs while the garbage collector runs -- a finalizer (``__del__``) or a weakref
+    callback of garbage it found, at any allocation of the program, flow-xray's own
+    included -- is not traced: its span would start in the middle of whatever the
+    allocation interrupted: the collecting processor's bookkeeping, the SDK's own locks
+    (``TracerProvider.get_tracer`` holds one while it builds a tracer: a finalizer's
+    traced call there waits for it forever) or CPython's ``ContextVar.set``, which
+    crashes when a finalizer sets the context again during its allocations (CPython
+    issue gh-148891: a traced ``__del__`` in a loop of traced calls segfaulted).
+    """
+    global _collecting
+    _collecting = phase == "start"
+
+
+gc.callbacks.append(_note_collection)
 
 
 def _resolve(seen: object) -> tuple[trace_api.Tracer | None, bool]:

@@ -7,7 +7,8 @@ then its runtime context's method). With the API's default runtime context
 (``contextvars``, which ``OTEL_PYTHON_CONTEXT`` can replace) they are its
 `ContextVar`'s own ``get`` / ``set`` / ``reset`` here, done as the API does them:
 a token that cannot be reset (a context detached in another one) is logged as
-the API logs it, never raised. Any other runtime context goes through the API.
+the API logs it, never raised; a ``set`` or ``reset`` is never started inside
+another one (`_attach_var`). Any other runtime context goes through the API.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from contextvars import ContextVar, Token
-from typing import Final
+from typing import Final, cast
 
 from opentelemetry import context as context_api
 from opentelemetry.context.context import Context
@@ -39,12 +40,54 @@ def _context_var() -> ContextVar[Context] | None:
 _VAR: Final = _context_var()
 
 
+class _Setting:
+    """Whether a traced call is setting the context variable now (one flag, process-wide:
+    only code the garbage collector runs meanwhile, on the same thread, can see it set)."""
+
+    __slots__ = ("busy",)
+
+    def __init__(self) -> None:
+        self.busy = False
+
+
+_SETTING: Final = _Setting()
+# What `_attach_var` returns for a context it did not attach (see there).
+_SKIPPED: Final[Token[Context]] = cast("Token[Context]", object())
+
+
+def _attach_var(context: Context) -> Token[Context]:
+    """``set`` on the API's variable; while one is already running here, nothing.
+
+    Setting a context variable allocates, so the garbage collector can run inside
+    it, and with it a finalizer (``__del__``) or weakref callback that calls a traced
+    function. That call setting the variable again, inside the first ``set``, crashes
+    CPython (issue gh-148891: the first one reads memory the second freed). The inner
+    call's span is recorded but not made current (its own traced calls start beside it).
+    """
+    setting = _SETTING
+    if setting.busy:
+        return _SKIPPED
+    setting.busy = True
+    try:
+        return _VAR.set(context)  # type: ignore[union-attr]
+    finally:
+        setting.busy = False
+
+
 def _detach_var(token: Token[Context]) -> None:
+    """``reset`` on the API's variable (guarded as `_attach_var`): a token that cannot be
+    reset is logged, never raised, as ``opentelemetry.context.detach`` does."""
+    setting = _SETTING
+    if token is _SKIPPED or setting.busy:
+        return
+    setting.busy = True
     try:
         _VAR.reset(token)  # type: ignore[union-attr]
-    except Exception:  # as `opentelemetry.context.detach`: logged, never raised
+    except Exception:
         let_signals_through()
         _api_logger.exception("Failed to detach context")
+    finally:
+        setting.busy = False
 
 
 current_context: Callable[[], Context]
@@ -57,6 +100,6 @@ if _VAR is None:  # another runtime context: the API's functions
         context_api.detach,
     )
 else:
-    current_context, attach, detach = _VAR.get, _VAR.set, _detach_var
+    current_context, attach, detach = _VAR.get, _attach_var, _detach_var
 
 __all__ = ["attach", "current_context", "detach"]

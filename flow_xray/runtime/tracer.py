@@ -33,7 +33,6 @@ every span from then on, and it is joined like any other.
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 from collections.abc import Callable, Mapping
@@ -129,14 +128,18 @@ def current_tracer() -> trace_api.Tracer | None:
     SDK (``OTEL_SDK_DISABLED``). Callers then skip all span work.
     """
     global _cache
-    if _collecting:  # a finalizer's call (see `_note_collection`): untraced
-        return None
     # The API's get_tracer_provider() looks up an environment variable on every
     # call while no provider is set; reading the global directly avoids that.
     provider: object = getattr(trace_api, "_TRACER_PROVIDER", _UNKNOWN)
     seen, private_seen, tracer, private = _cache
     if provider is not seen or _private is not private_seen:
-        tracer, private = _resolve(provider)
+        if _RESOLVING.busy:  # asked again from inside (see `_resolve`): untraced
+            return None
+        _RESOLVING.busy = True
+        try:
+            tracer, private = _resolve(provider)
+        finally:
+            _RESOLVING.busy = False
         _cache = (provider, _private, tracer, private)
     # `captures.listening()`, inlined: this runs on every traced call.
     if private and not (captures._process_wide or _active_captures()):
@@ -144,29 +147,26 @@ def current_tracer() -> trace_api.Tracer | None:
     return tracer
 
 
-_collecting = False  # whether the garbage collector is running now
+class _Resolving:
+    """Whether `_resolve` is running (process-wide: another thread's traced call made
+    meanwhile runs untraced too; it runs once per provider change)."""
+
+    __slots__ = ("busy",)
+
+    def __init__(self) -> None:
+        self.busy = False
 
 
-def _note_collection(phase: str, info: Mapping[str, int]) -> None:
-    """Keep `_collecting` (a `gc.callbacks` entry).
-
-    What runs while the garbage collector runs -- a finalizer (``__del__``) or a weakref
-    callback of garbage it found, at any allocation of the program, flow-xray's own
-    included -- is not traced: its span would start in the middle of whatever the
-    allocation interrupted: the collecting processor's bookkeeping, the SDK's own locks
-    (``TracerProvider.get_tracer`` holds one while it builds a tracer: a finalizer's
-    traced call there waits for it forever) or CPython's ``ContextVar.set``, which
-    crashes when a finalizer sets the context again during its allocations (CPython
-    issue gh-148891: a traced ``__del__`` in a loop of traced calls segfaulted).
-    """
-    global _collecting
-    _collecting = phase == "start"
-
-
-gc.callbacks.append(_note_collection)
+_RESOLVING: Final = _Resolving()
 
 
 def _resolve(seen: object) -> tuple[trace_api.Tracer | None, bool]:
+    """The tracer for ``seen`` (the global provider) and whether it is the private one.
+
+    A traced call made while this runs -- by a finalizer the garbage collector runs
+    inside the SDK's ``get_tracer``, which holds its lock while it allocates -- runs
+    untraced (`current_tracer`) instead of waiting for that lock forever.
+    """
     provider, private = provider_in_use(seen)
     if not private and _join_hook is not None and capturing():
         try:

@@ -1,9 +1,9 @@
 """Traced code run by the garbage collector (a finalizer, a weakref callback) harms nothing.
 
 The collector runs at any allocation, in the middle of whatever allocated: flow-xray's
-own bookkeeping, the OpenTelemetry SDK's locked sections, CPython's ``ContextVar.set``
-(which a finalizer setting the context again crashes: CPython gh-148891). Calls made
-then are left untraced (`flow_xray.runtime.tracer._note_collection`); before, a traced
+own bookkeeping (its spans are then left out), the SDK's ``get_tracer`` holding its lock
+(the call runs untraced), CPython's ``ContextVar.set`` (which crashes when set again from
+inside: CPython gh-148891; the inner span is not made current). Before, a traced
 ``__del__`` in a loop of traced calls segfaulted the program on the local recorder and
 hung it on SDK spans. Each case runs in a child process: a crash or a hang must not take
 the test run with it.
@@ -61,11 +61,13 @@ def test_a_traced_finalizer_in_a_loop_of_traced_calls_neither_crashes_nor_hangs(
     recorder: str,
 ) -> None:
     """60,000 traced calls, each leaving a cycle whose ``__del__`` and whose weakref
-    callback call a traced function: the program ends normally with every call recorded;
-    the calls the collector made are not (they run untraced)."""
+    callback call a traced function: the program ends normally with every call recorded
+    (of the collector's calls, those made while flow-xray's own work was interrupted
+    are left out)."""
     env = {**os.environ, "FLOW_XRAY_RECORDER": recorder}
     done = subprocess.run(
         [sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=120, env=env
     )
     assert done.returncode == 0, (done.returncode, done.stderr[-3000:])
-    assert done.stdout.split() == ["60000", "0"]
+    steps, closed = map(int, done.stdout.split())
+    assert steps == 60_000 and 0 <= closed <= 120_000

@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
@@ -99,13 +98,24 @@ def test_ctrl_c_stops_a_tight_traced_loop_every_time(where: str) -> None:
 def test_a_second_ctrl_c_stops_an_asyncio_program_busy_in_traced_calls() -> None:
     """Under ``asyncio.run`` the first Ctrl-C only cancels the main task (delivered at its
     next ``await``); the second raises ``KeyboardInterrupt`` from asyncio's own handler (a
-    ``functools.partial`` of a method), which must reach a coroutine busy in traced calls."""
+    ``functools.partial`` of a method), which must reach a coroutine busy in traced calls.
+    The second is sent once the child saw the first (two pending signals would merge)."""
     child = _child(
         """
         import asyncio
 
         async def main():
-            spin(True)
+            task = asyncio.current_task()
+            deadline = time.monotonic() + 20
+            calls, told = 0, False
+            while time.monotonic() < deadline:
+                step(calls, 1)
+                calls += 1
+                if calls == 2000:
+                    print("ready", flush=True)
+                if not told and task.cancelling():
+                    print("cancelling", flush=True)
+                    told = True
             print("not stopped", flush=True)
 
         with trace.capture() as result:
@@ -120,7 +130,7 @@ def test_a_second_ctrl_c_stops_an_asyncio_program_busy_in_traced_calls() -> None
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "ready"
         child.send_signal(signal.SIGINT)
-        time.sleep(0.3)
+        assert child.stdout.readline().strip() == "cancelling"
         child.send_signal(signal.SIGINT)
         out, err = child.communicate(timeout=60)
     finally:

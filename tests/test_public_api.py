@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import tomllib
+import pytest
 
 import flow_xray
 
@@ -40,6 +40,7 @@ def test_library_helpers_are_importable_from_the_package() -> None:
 
 def test_the_version_has_one_source() -> None:
     """pyproject.toml reads the version from ``flow_xray.__version__`` and states none itself."""
+    tomllib = pytest.importorskip("tomllib")  # (Python 3.11+)
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert "version" not in project["project"]
     assert "version" in project["project"]["dynamic"]

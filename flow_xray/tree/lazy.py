@@ -10,6 +10,7 @@ No OpenTelemetry here.
 
 from __future__ import annotations
 
+import copyreg
 from array import array
 from collections.abc import Callable, Container, Sequence
 from typing import Any, Final, Protocol, cast
@@ -136,8 +137,11 @@ class LazyNode(TraceNode):
         return self._source is None and bool(self.meta)
 
     def __getstate__(self) -> Any:
+        """What ``object.__getstate__`` (Python 3.11+) gives a slotted object: ``(None,
+        {slot: value})`` of the slots set, the node filled first."""
         self.fill()
-        return object.__getstate__(self)  # type: ignore[attr-defined]
+        names = copyreg._slotnames(type(self))  # type: ignore[attr-defined]
+        return None, {name: getattr(self, name) for name in names if hasattr(self, name)}
 
     def __setstate__(self, state: Any) -> None:
         self._source = None

@@ -95,6 +95,7 @@ def test_ctrl_c_stops_a_tight_traced_loop_every_time(where: str) -> None:
     assert int(out.split()[-1]) >= 5 * 2000 and "could not" not in err, err
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="asyncio.run's Ctrl-C handling: 3.11+")
 def test_a_second_ctrl_c_stops_an_asyncio_program_busy_in_traced_calls() -> None:
     """Under ``asyncio.run`` the first Ctrl-C only cancels the main task (delivered at its
     next ``await``); the second raises ``KeyboardInterrupt`` from asyncio's own handler (a

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Any
 
 import pytest
 
@@ -108,11 +109,21 @@ def test_credentials_inside_strings_are_scrubbed_and_named() -> None:
 SEPARATED = {"url-password", "digest-auth", "bearer", "basic-auth", "auth-header", "netrc-password"}
 
 
+def _regex_parser() -> Any:
+    """The standard library's regex parser (``re._parser``; ``sre_parse`` before 3.11)."""
+    found = getattr(re, "_parser", None)
+    if found is None:
+        import sre_parse
+
+        found = sre_parse
+    return found
+
+
 def test_the_short_text_shortcut_skips_nothing_a_rule_matches() -> None:
     """A text shorter than SOLID_MIN without a blank, "=" or ":" is returned unscanned, so
     every other format's shortest match is at least SOLID_MIN characters long."""
     shortest = {
-        kind: re._parser.parse(pattern.pattern).getwidth()[0]  # type: ignore[attr-defined]
+        kind: _regex_parser().parse(pattern.pattern).getwidth()[0]
         for kind, _, pattern, _ in VALUE_RULES
         if kind not in SEPARATED
     }

@@ -162,32 +162,14 @@ class SpanStore(Sequence[SpanRecord]):
         events: tuple[EventRecord, ...] = (),
     ) -> None:
         """Add one finished span given as plain parts (ids as ints, ``parent_id`` 0 for none)."""
-        if self.max_spans is None:  # the common case, inline: this runs once per span
-            try:
-                strings = self._strings
-                if trace_id != self._trace_int:
-                    self._new_trace_run(trace_id)
-                if events:
-                    self._events[len(self._ids)] = events
-                self._ids.append(span_id)
-                self._parents.append(parent_id)
-                self._starts.append(start_ns)
-                self._ends.append(end_ns)
-                self._names.append(strings.setdefault(name, name))
-                shape = (status, message, keys)
-                self._shapes.append(strings.setdefault(shape, shape))
-                recent = self._values.recent
-                recent.append(values)
-                if len(recent) == BLOCK:
-                    self._values.pack(self._shapes, self._names)
-            except BaseException:  # (a signal: Ctrl-C lands anywhere) no row left half-added
-                self._even_out()
-                raise
+        if self.max_spans is None:  # the common case: stored at once
+            self._store(trace_id, span_id, parent_id, name, start_ns, end_ns, status, message,
+                        keys, values, events)  # fmt: skip
             return
         row: Row = (trace_id, span_id, parent_id, name, start_ns, end_ns, status, message, keys,
                     values, events)  # fmt: skip
         if self._admit(row, status, keys, values):
-            self._keep_row(row)
+            self._store(*row)
 
     def append(self, record: SpanRecord) -> None:
         """Add a record from any source (kept as it is)."""
@@ -203,11 +185,24 @@ class SpanStore(Sequence[SpanRecord]):
         for record in records:
             self.append(record)
 
-    def _keep_row(self, row: Row) -> None:
+    def _store(
+        self,
+        trace_id: int,
+        span_id: int,
+        parent_id: int,
+        name: str,
+        start: int,
+        end: int,
+        status: str,
+        message: str | None,
+        keys: tuple[str, ...],
+        values: tuple[Any, ...],
+        events: tuple[EventRecord, ...],
+    ) -> None:
+        """Append one row to the columns: whole, or not at all (an exception raised inside,
+        a signal's: Ctrl-C lands anywhere, leaves nothing half-added, see `_even_out`)."""
         try:
-            intern = self._strings.setdefault
-            (trace_id, span_id, parent_id, name, start, end, status, message, keys, values,
-             events) = row  # fmt: skip
+            strings = self._strings
             if trace_id != self._trace_int:
                 self._new_trace_run(trace_id)
             if events:
@@ -216,13 +211,14 @@ class SpanStore(Sequence[SpanRecord]):
             self._parents.append(parent_id)
             self._starts.append(start)
             self._ends.append(end)
-            self._names.append(intern(name, name))
+            self._names.append(strings.setdefault(name, name))
             shape = (status, message, keys)
-            self._shapes.append(intern(shape, shape))
-            self._values.recent.append(values)
-            if len(self._values.recent) == BLOCK:
+            self._shapes.append(strings.setdefault(shape, shape))
+            recent = self._values.recent
+            recent.append(values)
+            if len(recent) == BLOCK:
                 self._values.pack(self._shapes, self._names)
-        except BaseException:  # as in `add`
+        except BaseException:
             self._even_out()
             raise
 
@@ -291,7 +287,7 @@ class SpanStore(Sequence[SpanRecord]):
             if isinstance(item, SpanRecord):
                 self._others.append(item)
             else:
-                self._keep_row(item)
+                self._store(*item)
         return self
 
     def nearest_kept_parent(self, parent_id: str | None, kept: Container[str]) -> str | None:

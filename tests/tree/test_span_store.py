@@ -313,7 +313,7 @@ def _row(i: int) -> tuple:  # type: ignore[type-arg]
 
 
 # What adding a row runs (packing a block is one call inside `pack`).
-_STORING = frozenset({"add", "_admit", "_keep_row", "_new_trace_run", "pack"})
+_STORING = frozenset({"add", "_admit", "_store", "_new_trace_run", "pack"})
 
 
 def _interrupted_at(line_no: int, store: SpanStore, row: tuple, max_spans: int | None) -> bool:  # type: ignore[type-arg]

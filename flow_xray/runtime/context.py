@@ -40,17 +40,10 @@ def _context_var() -> ContextVar[Context] | None:
 _VAR: Final = _context_var()
 
 
-class _Setting:
-    """Whether a traced call is setting the context variable now (one flag, process-wide:
-    only code the garbage collector runs meanwhile, on the same thread, can see it set)."""
-
-    __slots__ = ("busy",)
-
-    def __init__(self) -> None:
-        self.busy = False
-
-
-_SETTING: Final = _Setting()
+# Whether a traced call is setting the variable now (process-wide: another thread sees it
+# set only while a finalizer run inside that ``set`` lets go of the GIL; then that
+# thread's call is not made current either).
+_setting = False
 # What `_attach_var` returns for a context it did not attach (see there).
 _SKIPPED: Final[Token[Context]] = cast("Token[Context]", object())
 
@@ -64,30 +57,30 @@ def _attach_var(context: Context) -> Token[Context]:
     CPython (issue gh-148891: the first one reads memory the second freed). The inner
     call's span is recorded but not made current (its own traced calls start beside it).
     """
-    setting = _SETTING
-    if setting.busy:
+    global _setting
+    if _setting:
         return _SKIPPED
-    setting.busy = True
+    _setting = True
     try:
         return _VAR.set(context)  # type: ignore[union-attr]
     finally:
-        setting.busy = False
+        _setting = False
 
 
 def _detach_var(token: Token[Context]) -> None:
     """``reset`` on the API's variable (guarded as `_attach_var`): a token that cannot be
     reset is logged, never raised, as ``opentelemetry.context.detach`` does."""
-    setting = _SETTING
-    if token is _SKIPPED or setting.busy:
+    global _setting
+    if token is _SKIPPED or _setting:
         return
-    setting.busy = True
+    _setting = True
     try:
         _VAR.reset(token)  # type: ignore[union-attr]
     except Exception:
         let_signals_through()
         _api_logger.exception("Failed to detach context")
     finally:
-        setting.busy = False
+        _setting = False
 
 
 current_context: Callable[[], Context]

@@ -127,19 +127,19 @@ def current_tracer() -> trace_api.Tracer | None:
     None means: no global provider and no capture listening here, or a disabled
     SDK (``OTEL_SDK_DISABLED``). Callers then skip all span work.
     """
-    global _cache
+    global _cache, _resolving
     # The API's get_tracer_provider() looks up an environment variable on every
     # call while no provider is set; reading the global directly avoids that.
     provider: object = getattr(trace_api, "_TRACER_PROVIDER", _UNKNOWN)
     seen, private_seen, tracer, private = _cache
     if provider is not seen or _private is not private_seen:
-        if _RESOLVING.busy:  # asked again from inside (see `_resolve`): untraced
+        if _resolving:  # asked again from inside (see `_resolve`): untraced
             return None
-        _RESOLVING.busy = True
+        _resolving = True
         try:
             tracer, private = _resolve(provider)
         finally:
-            _RESOLVING.busy = False
+            _resolving = False
         _cache = (provider, _private, tracer, private)
     # `captures.listening()`, inlined: this runs on every traced call.
     if private and not (captures._process_wide or _active_captures()):
@@ -147,17 +147,9 @@ def current_tracer() -> trace_api.Tracer | None:
     return tracer
 
 
-class _Resolving:
-    """Whether `_resolve` is running (process-wide: another thread's traced call made
-    meanwhile runs untraced too; it runs once per provider change)."""
-
-    __slots__ = ("busy",)
-
-    def __init__(self) -> None:
-        self.busy = False
-
-
-_RESOLVING: Final = _Resolving()
+# Whether `_resolve` is running (process-wide: another thread's traced call made meanwhile
+# runs untraced too; it runs once per provider change).
+_resolving = False
 
 
 def _resolve(seen: object) -> tuple[trace_api.Tracer | None, bool]:

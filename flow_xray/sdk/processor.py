@@ -178,11 +178,12 @@ class FlowXrayProcessor(SpanProcessor):
     # (The local recorder calls both hooks with its span's id at hand, ``span_id``:
     # `flow_xray.sdk.local`; the SDK calls them without.)
     #
-    # A signal handler runs between two instructions of whatever the thread was doing,
-    # this processor's own work under its lock included. Spans the handler's code starts
-    # or ends then (a traced clean-up in a SIGTERM handler) find the lock held by their
-    # own thread: they are not collected, rather than wait forever for it (a plain lock)
-    # or change a capture's store half-way through a change (a reentrant one).
+    # A signal handler, or a finalizer the garbage collector runs at an allocation, runs
+    # between two instructions of whatever the thread was doing, this processor's own
+    # work under its lock included. Spans its code starts or ends then (a traced clean-up
+    # in a SIGTERM handler or a ``__del__``) find the lock held by their own thread: they
+    # are not collected, rather than wait forever for it (a plain lock) or change a
+    # capture's store half-way through a change (a reentrant one).
 
     def on_start(
         self, span: Span, parent_context: Context | None = None, span_id: int | None = None
@@ -190,7 +191,7 @@ class FlowXrayProcessor(SpanProcessor):
         """A span started: it joins the captures listening here."""
         collectors: tuple[Collector, ...] = captures.listeners()  # type: ignore[assignment]
         if not collectors or self._lock._is_owned():  # type: ignore[attr-defined]
-            return  # (owned: a signal handler's span, see above)
+            return  # (owned: started from inside this processor's own work, see above)
         try:
             span_id = _span_id(span) if span_id is None else span_id
             streamed = closed = False
@@ -224,7 +225,7 @@ class FlowXrayProcessor(SpanProcessor):
             logger.debug("flow-xray processor: usage report failed", exc_info=True)
         members = self._members
         if not members or self._lock._is_owned():  # type: ignore[attr-defined]
-            return  # (owned: a signal handler's span, see above)
+            return  # (owned: started from inside this processor's own work, see above)
         try:
             span_id = _span_id(span) if span_id is None else span_id
             streamed = False

@@ -37,9 +37,12 @@ def by_signal(exc: BaseException) -> bool:
         tb = exc.__traceback__
         if tb is None:
             return False
+        handlers: set[CodeType] | None = None  # (looked up once, when a frame may be one)
         while True:
-            if _may_be_handler(tb.tb_frame) and tb.tb_frame.f_code in _handler_codes():
-                return True
+            if _may_be_handler(tb.tb_frame):
+                handlers = _handler_codes() if handlers is None else handlers
+                if tb.tb_frame.f_code in handlers:
+                    return True
             if tb.tb_next is None:
                 break
             tb = tb.tb_next

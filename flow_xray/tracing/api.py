@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 from opentelemetry import trace as trace_api
 
 from flow_xray import attributes as attr
-from flow_xray.interrupts import let_signals_through
 from flow_xray.llm.usage import Usage, make_usage
 from flow_xray.tracing.decorator import wrap
 from flow_xray.tracing.options import TraceOptions
@@ -40,7 +39,6 @@ def _on_current_span(build: Callable[P, Usage]) -> Callable[P, None]:
         try:
             usage = build(*args, **kwargs)
         except BaseException:
-            let_signals_through()
             contained("LLM usage")
             return
         record_usage(span, usage)
@@ -57,7 +55,6 @@ def _on_span(prefix: str, pairs: Iterable[tuple[Any, Any]], what: str) -> None:
     try:
         span.set_attributes({prefix + key: v for key, v in values.items()})
     except BaseException:
-        let_signals_through()
         contained(what)
 
 

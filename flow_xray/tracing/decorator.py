@@ -21,7 +21,6 @@ from opentelemetry.context import Context
 from opentelemetry.trace import Span
 
 from flow_xray import attributes as attr
-from flow_xray.interrupts import let_signals_through
 from flow_xray.llm.streams import StreamUsage, stream_usage_for
 from flow_xray.llm.usage import Usage
 from flow_xray.runtime import context as runtime_context
@@ -120,7 +119,6 @@ class _Spec:
                 recorder = self.recorder = self.recorder_for(tracer)
             span, context = recorder[1](inputs)
         except BaseException:
-            let_signals_through()
             contained("a span start")
             return None
         return _Call(self, span, context, used, reprs, limits, recorder[2])
@@ -192,13 +190,11 @@ class _Call:
                     try:
                         span.set_attributes(output)
                     except BaseException:
-                        let_signals_through()
                         contained("output")
                 return
         try:  # (`_end`, inline: every call ends here)
             self.end_call(span, output, recording)
         except BaseException:
-            let_signals_through()
             contained("a span end")
 
     def fail(self, exc: BaseException) -> None:
@@ -223,7 +219,6 @@ class _Call:
         try:
             self.end_call(self.span, attributes, ok)
         except BaseException:
-            let_signals_through()
             contained("a span end")
 
 
@@ -374,7 +369,6 @@ class _Yielded:
             elif stream:
                 stream.add(item)
         except BaseException:
-            let_signals_through()
             contained("a yielded item")
 
     def usage(self) -> Usage | None:

@@ -73,8 +73,10 @@ def contained(what: str) -> None:
     ``__repr__`` raising ``SystemExit`` or ``KeyboardInterrupt`` while its
     value is recorded must not end the caller's program, and an
     ``asyncio.CancelledError`` from there must not cancel the caller's task.
-    What the user's own function raises is never caught here.
+    What the user's own function raises is never caught here, nor what a signal raised
+    (`flow_xray.interrupts`): that one is raised again, here, to reach the program.
     """
+    let_signals_through()
     with contextlib.suppress(BaseException):
         logger.debug("flow-xray could not record %s", what, exc_info=True)
 
@@ -97,7 +99,6 @@ def user_attributes(pairs: Iterable[tuple[Any, Any]], *, arrays: bool = True) ->
                 name = f"{name}#{count}"
             out[name] = encode_attribute(value, limits, key=name, arrays=arrays)
     except BaseException:
-        let_signals_through()
         contained("user attributes")
     return out
 
@@ -125,7 +126,6 @@ def record_usage(span: Span, usage: Usage) -> None:
             figures = usage_attributes(usage)
         span.set_attributes({k: encode_attribute(v, limits) for k, v in figures.items()})
     except BaseException:
-        let_signals_through()
         contained("LLM usage")
 
 
@@ -171,7 +171,6 @@ def record_result(span: Span, value: Any, usage: Usage | None, llm: bool) -> boo
             if llm:
                 _record_messages(span, output_message_attributes(value))
     except BaseException:
-        let_signals_through()
         contained("the result")
     return False
 
@@ -238,7 +237,6 @@ def _stream_ended(
             span.set_status(_OK)
         span.end()
     except BaseException:
-        let_signals_through()
         contained("a stream's end")
 
 
@@ -312,7 +310,6 @@ def record_error(
             Status(StatusCode.ERROR, f"{type_name}: {message}" if message else type_name)
         )
     except BaseException:
-        let_signals_through()
         contained("an exception")
     return frames
 
@@ -372,7 +369,6 @@ def record_stopped(span: Span, exc: BaseException, outcome: str) -> None:
             },
         )
     except BaseException:
-        let_signals_through()
         contained("a cancellation")
 
 
@@ -414,7 +410,6 @@ def input_attributes(
         if llm:
             out.update(_encoded(input_message_attributes(arguments), limits))
     except BaseException:
-        let_signals_through()
         contained("inputs")
         return None
     return out
@@ -439,7 +434,6 @@ def output_attributes(
             budget = 256
         text, mime = encode_output(value, limits, budget, reprs)
     except BaseException:
-        let_signals_through()
         contained("output")
         return None
     return {_OUTPUT_VALUE: text, _OUTPUT_MIME_TYPE: mime}
@@ -456,18 +450,15 @@ def end_span(span: Span, attributes: Mapping[str, Any] | None, ok: bool) -> None
         try:
             span.set_attributes(attributes)
         except BaseException:
-            let_signals_through()
             contained("output")
     if ok:
         try:
             span.set_status(_OK)
         except BaseException:
-            let_signals_through()
             contained("the result")
     try:
         span.end()
     except BaseException:
-        let_signals_through()
         contained("a span end")
 
 

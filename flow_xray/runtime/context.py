@@ -9,6 +9,10 @@ then its runtime context's method). With the API's default runtime context
 a token that cannot be reset (a context detached in another one) is logged as
 the API logs it, never raised; a ``set`` or ``reset`` is never started inside
 another one (`_attach_var`). Any other runtime context goes through the API.
+
+A signal's exception (Ctrl-C) can be raised between any two of these steps: an
+attach undoes its ``set`` when one lands right after it, and `restore` is how a
+wrapper puts the caller's context back when one escaped its detach.
 """
 
 from __future__ import annotations
@@ -60,9 +64,13 @@ def _attach_var(context: Context) -> Token[Context]:
     global _setting
     if _setting:
         return _SKIPPED
-    _setting = True
-    try:
+    previous = _VAR.get()  # type: ignore[union-attr]
+    try:  # (set inside: the finally resets it whatever is raised where)
+        _setting = True
         return _VAR.set(context)  # type: ignore[union-attr]
+    except BaseException:  # a signal's, raised as ``set`` returned: its token is lost
+        _VAR.set(previous)  # type: ignore[union-attr]
+        raise
     finally:
         _setting = False
 
@@ -73,8 +81,8 @@ def _detach_var(token: Token[Context]) -> None:
     global _setting
     if token is _SKIPPED or _setting:
         return
-    _setting = True
-    try:
+    try:  # (set inside: the finally resets it whatever is raised where)
+        _setting = True
         _VAR.reset(token)  # type: ignore[union-attr]
     except Exception:
         let_signals_through()
@@ -83,16 +91,41 @@ def _detach_var(token: Token[Context]) -> None:
         _setting = False
 
 
+def _restore_var(token: Token[Context], context: Context) -> None:
+    """`restore` on the API's variable (guarded as `_attach_var`)."""
+    global _setting
+    if token is _SKIPPED or _setting or _VAR.get() is not context:  # type: ignore[union-attr]
+        return
+    try:  # (set inside: the finally resets it whatever is raised where)
+        _setting = True
+        _VAR.reset(token)  # type: ignore[union-attr]
+    except (ValueError, RuntimeError):  # another context's token, or one used already
+        pass
+    finally:
+        _setting = False
+
+
+def _restore_api(token: Token[Context], context: Context) -> None:
+    if context_api.get_current() is context:
+        context_api.detach(token)
+
+
 current_context: Callable[[], Context]
 attach: Callable[[Context], Token[Context]]
 detach: Callable[[Token[Context]], None]
+restore: Callable[[Token[Context], Context], None]
+"""``restore(token, context)``: detach ``token`` if ``context`` (the one it attached) is
+still current. For a traced call's wrapper when an exception escaped its own attach or
+detach — a signal's, raised between two of their instructions — which may have left
+its context attached; quiet, as the caller's exception is what goes on."""
 if _VAR is None:  # another runtime context: the API's functions
-    current_context, attach, detach = (
+    current_context, attach, detach, restore = (
         context_api.get_current,
         context_api.attach,
         context_api.detach,
+        _restore_api,
     )
 else:
-    current_context, attach, detach = _VAR.get, _attach_var, _detach_var
+    current_context, attach, detach, restore = _VAR.get, _attach_var, _detach_var, _restore_var
 
-__all__ = ["attach", "current_context", "detach"]
+__all__ = ["attach", "current_context", "detach", "restore"]

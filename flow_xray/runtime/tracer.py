@@ -135,8 +135,8 @@ def current_tracer() -> trace_api.Tracer | None:
     if provider is not seen or _private is not private_seen:
         if _resolving:  # asked again from inside (see `_resolve`): untraced
             return None
-        _resolving = True
-        try:
+        try:  # (set inside: the finally resets it whatever is raised where)
+            _resolving = True
             tracer, private = _resolve(provider)
         finally:
             _resolving = False

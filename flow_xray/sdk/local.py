@@ -262,6 +262,9 @@ class LocalTracer(trace_api.Tracer):
             else:  # as ``get_current_span``: anything but a span counts as none
                 parent = found.get_span_context() if isinstance(found, trace_api.Span) else None
             span = self._new_span(name, parent)
+            made = current.copy()  # what ``set_span_in_context`` does
+            made[span_key] = span
+            context = Context(made)
             if type(span) is LocalSpan:
                 if held >= 0 and (not inputs or provider.plain(held, inputs)):
                     attributes = static.copy()
@@ -271,10 +274,9 @@ class LocalTracer(trace_api.Tracer):
                 else:  # limits or values the SDK's container must handle
                     span.set_attributes({**static, **inputs} if inputs else static)
                 span._start_time = time_ns()
+                # (last: a signal's exception raised after it leaves the span open)
                 provider.processor.on_start(span, None, span._span_id)  # type: ignore[arg-type]
-            made = current.copy()  # what ``set_span_in_context`` does
-            made[span_key] = span
-            return span, Context(made)
+            return span, context
 
         return start, self.end_call
 

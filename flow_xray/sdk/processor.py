@@ -296,7 +296,10 @@ class FlowXrayProcessor(SpanProcessor):
             finished, collector.finished = collector.finished, SpanStore()
         for span in still_open:
             try:
-                finished.append(row_record(to_row(span), ended=False, extra=_INCOMPLETE))
+                if span.end_time is None:
+                    finished.append(row_record(to_row(span), ended=False, extra=_INCOMPLETE))
+                else:  # ended, its `on_end` yet to come or cut short (a signal's exception)
+                    finished.add(*to_row(span))
             except Exception:
                 let_signals_through()
                 logger.debug("flow-xray processor: snapshot of an open span failed", exc_info=True)

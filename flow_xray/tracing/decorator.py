@@ -21,7 +21,6 @@ from opentelemetry.context import Context
 from opentelemetry.trace import Span
 
 from flow_xray import attributes as attr
-from flow_xray.llm.streams import StreamUsage, stream_usage_for
 from flow_xray.llm.usage import Usage
 from flow_xray.runtime import context as runtime_context
 from flow_xray.runtime.tracer import EndCall, StartCall, call_recorder_of, current_tracer
@@ -30,7 +29,6 @@ from flow_xray.serialize.limits import Limits, get_limits
 from flow_xray.serialize.reprs import Reprs
 from flow_xray.serialize.secrets import name_pattern
 from flow_xray.serialize.text import writable
-from flow_xray.serialize.walk import Walker
 from flow_xray.tracing.binding import Binder, make_binder
 from flow_xray.tracing.options import TraceOptions
 from flow_xray.tracing.recording import (
@@ -38,7 +36,6 @@ from flow_xray.tracing.recording import (
     contained,
     input_attributes,
     is_failure,
-    may_be_response,
     output_attributes,
     record_error,
     record_result,
@@ -46,6 +43,7 @@ from flow_xray.tracing.recording import (
     stopped_outcome,
     user_attributes,
 )
+from flow_xray.tracing.yielded import Yielded
 
 _OPERATIONS: Final = MappingProxyType(
     {
@@ -117,11 +115,13 @@ class _Spec:
             recorder = self.recorder
             if recorder is None or recorder[0] is not tracer:
                 recorder = self.recorder = self.recorder_for(tracer)
-            span, context = recorder[1](inputs)
+            # (made first: nothing can be raised between the span's start and `_Call.rescue`)
+            call = _Call(self, used, reprs, limits, recorder[2])
+            call.span, call.context = recorder[1](inputs)
         except BaseException:
             contained("a span start")
             return None
-        return _Call(self, span, context, used, reprs, limits, recorder[2])
+        return call
 
     def recorder_for(self, tracer: trace_api.Tracer) -> tuple[object, StartCall, EndCall]:
         """How this function's calls start and end on ``tracer``: the tracer's own one-step
@@ -145,22 +145,15 @@ class _Call:
     """One traced call in flight. Each finishing method ends the span exactly once."""
 
     __slots__ = ("context", "end_call", "frames", "limits", "reprs", "span", "spec", "used")
+    span: Span
+    context: Context  # the caller's context with the span current
 
     def __init__(
-        self,
-        spec: _Spec,
-        span: Span,
-        context: Context,
-        used: int,
-        reprs: Reprs,
-        limits: Limits | None,
-        end_call: EndCall,
+        self, spec: _Spec, used: int, reprs: Reprs, limits: Limits | None, end_call: EndCall
     ) -> None:
         self.spec = spec
         self.end_call = end_call  # the tracer's one-step end, or the API's (`end_span`)
         self.limits = limits  # the function's own (``redact=``); None: the process's
-        self.span = span
-        self.context = context  # the caller's context with the span current
         self.used = used  # bytes of the span's content budget taken by the inputs
         # The call's repr cache: inputs, output and error share it (see `Reprs`).
         self.reprs = reprs
@@ -221,6 +214,16 @@ class _Call:
         except BaseException:
             contained("a span end")
 
+    def rescue(self, token: object, exc: BaseException) -> None:
+        """``exc`` is leaving the wrapper: what its own steps left undone if it was raised
+        in one of them rather than in the function (a signal's: Ctrl-C lands anywhere) —
+        the caller's context back, the span ended as stopped. After the function's own
+        exception (already recorded) there is nothing left."""
+        if token is not None:
+            _restore(token, self.context)  # type: ignore[arg-type]
+        if self.span.is_recording():
+            self.fail(exc)
+
 
 class _Untraced(_Call):
     """Stands in for a call when tracing is off: every hook does nothing."""
@@ -244,11 +247,15 @@ class _Untraced(_Call):
     def abandon(self, partial_output: Any) -> None:
         pass
 
+    def rescue(self, token: object, exc: BaseException) -> None:
+        pass
+
 
 _UNTRACED: Final = _Untraced()
 # (module globals: a traced call attaches and detaches its context without a method call)
 _attach: Final = runtime_context.attach
 _detach: Final = runtime_context.detach
+_restore: Final = runtime_context.restore
 _WRAPPER_FILE: Final = __file__
 
 
@@ -295,15 +302,20 @@ def _wrap_function(func: Callable[..., Any], spec: _Spec) -> Callable[..., Any]:
         call = spec.begin(args, kwargs)
         if call is None:
             return func(*args, **kwargs)
-        token = _attach(call.context)
-        try:
-            value = func(*args, **kwargs)
-        except BaseException as exc:
+        token = None
+        try:  # (see `_Call.rescue`)
+            token = _attach(call.context)
+            try:
+                value = func(*args, **kwargs)
+            except BaseException as exc:
+                _detach(token)
+                call.fail(exc)
+                raise
             _detach(token)
-            call.fail(exc)
+            call.succeed(value)
+        except BaseException as exc:
+            call.rescue(token, exc)
             raise
-        _detach(token)
-        call.succeed(value)
         return value
 
     return traced
@@ -314,72 +326,23 @@ def _wrap_coroutine(func: Callable[..., Any], spec: _Spec) -> Callable[..., Any]
         call = spec.begin(args, kwargs)
         if call is None:
             return await func(*args, **kwargs)
-        token = _attach(call.context)
-        try:
-            value = await func(*args, **kwargs)
-        except BaseException as exc:
+        token = None
+        try:  # (see `_Call.rescue`)
+            token = _attach(call.context)
+            try:
+                value = await func(*args, **kwargs)
+            except BaseException as exc:
+                _detach(token)
+                call.fail(exc)
+                raise
             _detach(token)
-            call.fail(exc)
+            call.succeed(value)
+        except BaseException as exc:
+            call.rescue(token, exc)
             raise
-        _detach(token)
-        call.succeed(value)
         return value
 
     return traced
-
-
-class _Yielded:
-    """What a generator yielded, for ``output.value``: the first items, already converted.
-
-    Each item is converted (`Walker`, the bounded walk) when it is yielded and
-    only that converted form is kept, up to the item cap and one value's
-    worth of output: the items themselves are released as soon as the
-    consumer drops them (50 yielded 10 MB chunks hold 10 MB, not 500).
-    """
-
-    __slots__ = ("count", "items", "left", "limit", "limits", "reprs", "stream")
-
-    def __init__(
-        self, keep_items: bool, watch_usage: bool, limits: Limits | None, reprs: Reprs | None
-    ) -> None:
-        self.items: list[Any] = []
-        # The call's repr cache, read but never added to: an entry would keep its item alive.
-        self.reprs = reprs
-        self.count = 0
-        self.limits = limits or get_limits()
-        # Nothing is kept when no output will be recorded.
-        self.limit = self.limits.max_items if keep_items else 0
-        # Output budget still open to items (the rest for the count and the returned value).
-        self.left = self.limits.max_value_bytes * 3 // 4
-        # LLM stream events spread usage over several items; whether the items
-        # are such events is decided once, on the first one.
-        self.stream: StreamUsage | bool | None = watch_usage
-
-    def add(self, item: Any) -> None:
-        """Count ``item``, keep its converted form within the caps, add up stream usage."""
-        self.count += 1
-        try:
-            if self.count <= self.limit and self.left > 0:
-                walker = Walker(self.limits, self.left, dict(self.reprs or ()))
-                self.items.append(walker.walk(item, 1))
-                self.left = walker.budget
-            stream = self.stream
-            if stream is True:  # probed only when it may be an event (see `may_be_response`)
-                self.stream = stream_usage_for(item) if may_be_response(item) else None
-            elif stream:
-                stream.add(item)
-        except BaseException:
-            contained("a yielded item")
-
-    def usage(self) -> Usage | None:
-        stream = self.stream
-        return stream.usage() if isinstance(stream, StreamUsage) else None
-
-    def output(self, returned: Any = None) -> dict[str, Any]:
-        out: dict[str, Any] = {"count": self.count, "yielded": self.items}
-        if returned is not None:
-            out["returned"] = returned
-        return out
 
 
 def _wrap_generator(func: Callable[..., Any], spec: _Spec) -> Callable[..., Any]:
@@ -387,41 +350,46 @@ def _wrap_generator(func: Callable[..., Any], spec: _Spec) -> Callable[..., Any]
         call = spec.begin(args, kwargs)
         if call is None:
             return (yield from func(*args, **kwargs))
-        gen = func(*args, **kwargs)
-        yielded = _Yielded(spec.capture_output, True, call.limits, call.reprs)
-        send: Callable[[Any], Any] = gen.send
-        arg: Any = None
-        while True:
-            token = call.enter()
-            try:
-                held = [send(arg)]
-            except StopIteration as stop:
-                call.exit(token)
-                call.succeed(yielded.output(stop.value), usage=yielded.usage())
-                return stop.value
-            except BaseException as exc:
-                call.exit(token)
-                call.fail(exc)
-                raise
-            call.exit(token)
-            yielded.add(held[0])
-            try:
-                arg = yield held.pop()  # no local keeps the item while suspended
-            except GeneratorExit:
+        token = None
+        try:  # (see `_Call.rescue`)
+            gen = func(*args, **kwargs)
+            yielded = Yielded(spec.capture_output, True, call.limits, call.reprs)
+            send: Callable[[Any], Any] = gen.send
+            arg: Any = None
+            while True:
                 token = call.enter()
                 try:
-                    gen.close()
+                    held = [send(arg)]
+                except StopIteration as stop:
+                    call.exit(token)
+                    call.succeed(yielded.output(stop.value), usage=yielded.usage())
+                    return stop.value
                 except BaseException as exc:
                     call.exit(token)
                     call.fail(exc)
                     raise
                 call.exit(token)
-                call.abandon(yielded.output())
-                raise
-            except BaseException as exc:  # thrown in by the consumer: pass it on
-                send, arg = gen.throw, exc
-            else:
-                send = gen.send
+                yielded.add(held[0])
+                try:
+                    arg = yield held.pop()  # no local keeps the item while suspended
+                except GeneratorExit:
+                    token = call.enter()
+                    try:
+                        gen.close()
+                    except BaseException as exc:
+                        call.exit(token)
+                        call.fail(exc)
+                        raise
+                    call.exit(token)
+                    call.abandon(yielded.output())
+                    raise
+                except BaseException as exc:  # thrown in by the consumer: pass it on
+                    send, arg = gen.throw, exc
+                else:
+                    send = gen.send
+        except BaseException as exc:
+            call.rescue(token, exc)
+            raise
 
     return traced
 
@@ -430,42 +398,47 @@ def _wrap_async_generator(func: Callable[..., Any], spec: _Spec) -> Callable[...
     async def traced(*args: Any, **kwargs: Any) -> AsyncGenerator[Any, Any]:
         # Untraced, the same loop runs with a no-op call so asend/athrow still pass through.
         call = spec.begin(args, kwargs) or _UNTRACED
-        agen = func(*args, **kwargs)
-        traced_call = call is not _UNTRACED
-        limits, reprs = (call.limits, call.reprs) if traced_call else (None, None)
-        yielded = _Yielded(spec.capture_output and traced_call, traced_call, limits, reprs)
-        send: Callable[[Any], Any] = agen.asend
-        arg: Any = None
-        while True:
-            token = call.enter()
-            try:
-                held = [await send(arg)]
-            except StopAsyncIteration:
-                call.exit(token)
-                call.succeed(yielded.output(), usage=yielded.usage())
-                return
-            except BaseException as exc:
-                call.exit(token)
-                call.fail(exc)
-                raise
-            call.exit(token)
-            yielded.add(held[0])
-            try:
-                arg = yield held.pop()  # no local keeps the item while suspended
-            except GeneratorExit:
+        token = None
+        try:  # (see `_Call.rescue`)
+            agen = func(*args, **kwargs)
+            traced_call = call is not _UNTRACED
+            limits, reprs = (call.limits, call.reprs) if traced_call else (None, None)
+            yielded = Yielded(spec.capture_output and traced_call, traced_call, limits, reprs)
+            send: Callable[[Any], Any] = agen.asend
+            arg: Any = None
+            while True:
                 token = call.enter()
                 try:
-                    await agen.aclose()
+                    held = [await send(arg)]
+                except StopAsyncIteration:
+                    call.exit(token)
+                    call.succeed(yielded.output(), usage=yielded.usage())
+                    return
                 except BaseException as exc:
                     call.exit(token)
                     call.fail(exc)
                     raise
                 call.exit(token)
-                call.abandon(yielded.output())
-                raise
-            except BaseException as exc:
-                send, arg = agen.athrow, exc
-            else:
-                send = agen.asend
+                yielded.add(held[0])
+                try:
+                    arg = yield held.pop()  # no local keeps the item while suspended
+                except GeneratorExit:
+                    token = call.enter()
+                    try:
+                        await agen.aclose()
+                    except BaseException as exc:
+                        call.exit(token)
+                        call.fail(exc)
+                        raise
+                    call.exit(token)
+                    call.abandon(yielded.output())
+                    raise
+                except BaseException as exc:
+                    send, arg = agen.athrow, exc
+                else:
+                    send = agen.asend
+        except BaseException as exc:
+            call.rescue(token, exc)
+            raise
 
     return traced

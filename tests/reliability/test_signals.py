@@ -211,3 +211,67 @@ def test_a_hooks_own_control_flow_exceptions_are_still_contained() -> None:
     out, err = child.communicate(timeout=60)
     assert child.returncode == 0, err
     assert json.loads(out) == ["interrupt", "leave", "stopped"]
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="3.11+ bytecode: where signals are checked")
+@pytest.mark.parametrize("setup", ["capture", "sdk", "provider"])
+def test_ctrl_c_at_any_point_of_a_traced_call_leaves_the_callers_context(setup: str) -> None:
+    """Ctrl-C raised at each point of a traced call where CPython can raise it, one point per
+    call (`signal_points.py`: 70 to 210 points for a function, generator, coroutine and async
+    generator): the caller's context is current afterwards every time — before, a
+    ``KeyboardInterrupt`` landing between a wrapper's attach and detach left the call's
+    span current, and every later traced call nested under that dead span. The call's span
+    ends as interrupted (or complete, when its end was recorded first) and is recorded
+    once; only in the processor's own start bookkeeping, after the span joined the
+    capture, does it stay open (shown incomplete)."""
+    script = os.path.join(os.path.dirname(__file__), "signal_points.py")
+    env = {**os.environ, "FLOW_XRAY_RECORDER": "sdk" if setup == "sdk" else ""}
+    done = subprocess.run(
+        [sys.executable, script, setup], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    reports = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["kind"] for r in reports] == ["function", "generator", "coroutine", "async-generator"]
+    for report in reports:
+        assert report["points"] >= 50 and report["recorded"] >= 10, report
+        assert report["leaked"] == [] and report["twice"] == [], report
+        assert all(" on_start " in where for where in report["open"]), report
+
+
+def test_after_ctrl_c_in_a_traced_generator_loop_later_calls_are_roots() -> None:
+    """A notebook's interrupted cell: Ctrl-C (from a timer) while a loop consumes a traced
+    generator, ten times; the traced call made after each is a root of its own trace, not
+    a child of the interrupted generator's span (before: 8 times in 10)."""
+    child = _child(
+        """
+        import _thread, threading
+        from opentelemetry import trace as api
+
+        @trace
+        def items(n):
+            yield from range(n)
+
+        @trace
+        def after():
+            return api.get_current_span().get_span_context().span_id
+
+        nested = 0
+        with trace.capture() as result:
+            for round in range(10):
+                threading.Timer(0.05 + round * 0.01, _thread.interrupt_main).start()
+                try:
+                    deadline = time.monotonic() + 20
+                    while time.monotonic() < deadline:
+                        for _ in items(1000):
+                            pass
+                except KeyboardInterrupt:
+                    pass
+                after()
+                nested += api.get_current_span().get_span_context().is_valid
+        roots = [node.name for node in result if node.name == "after"]
+        print(nested, len(roots))
+        """
+    )
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 0, err
+    assert out.split() == ["0", "10"], (out, err)

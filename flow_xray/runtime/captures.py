@@ -116,29 +116,37 @@ def open_capture(listener: Listener, all_threads: bool) -> contextvars.Token[Any
     """Register an open capture; returns the token `close_capture` needs (None if process-wide)."""
     global _process_wide, _open_count
     patches.install(_FORGET_AT_FORK)
-    with _lock:
-        _open_count += 1
-        if all_threads:
-            _process_wide = (*_process_wide, listener)
-            return None
-    return _ACTIVE.set((*_ACTIVE.get(), listener))
+    try:
+        with _lock:
+            _open_count += 1
+            if all_threads:
+                _process_wide = (*_process_wide, listener)
+                return None
+        return _ACTIVE.set((*_ACTIVE.get(), listener))
+    except BaseException:  # a signal's, once counted: undone wherever it got to
+        close_capture(listener, None)
+        raise
 
 
 def close_capture(listener: Listener, token: contextvars.Token[Any] | None) -> bool:
     """Unregister a capture; False when it was closed already (nothing changes then)."""
     global _process_wide, _open_count
-    if token is not None:
+    active = _ACTIVE.get()
+    if any(c is listener for c in active):
         # Removed by identity rather than ``_ACTIVE.reset(token)``: a reset would
         # also drop captures opened after this one and still open, and closing
-        # those later would re-activate this one.
-        _ACTIVE.set(tuple(c for c in _ACTIVE.get() if c is not listener))
+        # those later would re-activate this one. (Looked for whatever ``token`` is:
+        # an open cut short by a signal's exception returned none.)
+        _ACTIVE.set(tuple(c for c in active if c is not listener))
     with _lock:
         _BOUND.pop(id(listener), None)
         if listener.closed:
             return False
+        rest = tuple(c for c in _process_wide if c is not listener)
+        # (nothing between these three where a signal's exception can be raised)
         listener.closed = True
         _open_count -= 1
-        _process_wide = tuple(c for c in _process_wide if c is not listener)
+        _process_wide = rest
     return True
 
 

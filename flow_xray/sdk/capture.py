@@ -52,18 +52,23 @@ class Capture:
         self._collector, self._token = get_processor().open_capture(
             self.all_threads, self.max_spans
         )
-        if not self.all_threads:
-            generator = opening_generator(sys._getframe(1))
-            if generator is not None:
-                captures.bind_to_generator(self._collector, generator)
-        if self.processes:
-            children = ProcessCollection(self.all_threads)
-            try:
-                children.open(self._collector)
-                self._children = children
-            except Exception:
-                # Child processes then go untraced; the block itself still is.
-                logger.warning("flow-xray could not collect child processes", exc_info=True)
+        try:
+            if not self.all_threads:
+                generator = opening_generator(sys._getframe(1))
+                if generator is not None:
+                    captures.bind_to_generator(self._collector, generator)
+            if self.processes:
+                children = ProcessCollection(self.all_threads)
+                try:
+                    children.open(self._collector)
+                    self._children = children
+                except Exception:
+                    let_signals_through()
+                    # Child processes then go untraced; the block itself still is.
+                    logger.warning("flow-xray could not collect child processes", exc_info=True)
+        except BaseException:  # a signal's: no block will run, nor this capture's exit
+            self.__exit__(None, None, None)
+            raise
         return self.result
 
     def __exit__(
@@ -77,7 +82,11 @@ class Capture:
         collector, self._collector = self._collector, None
         children, self._children = self._children, None
         try:
-            records = get_processor().close_capture(collector, self._token)
+            try:
+                records = get_processor().close_capture(collector, self._token)
+            except BaseException:  # (a signal's, half-way: the capture stops listening anyway)
+                captures.close_capture(collector, self._token)
+                raise
             merged = children.close(records) if children is not None else False
             built = build_result(records)
             if merged and children is not None:

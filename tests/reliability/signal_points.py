@@ -12,7 +12,8 @@ the next instruction is in the same ``try`` region as the call.
 For a traced function, generator, coroutine and async generator in turn, prints one
 JSON object: the points tried, where a point left the caller's context changed, where
 it left the call's span open (never ended), the interrupted calls seen more than once
-in the capture.
+in the capture. Then one for a capture's own opening and closing: where a point left a
+capture listening, a span held in the processor or the context changed.
 
 Usage: ``signal_points.py SETUP``, SETUP one of capture (the local recorder), sdk (a
 capture on SDK spans: set ``FLOW_XRAY_RECORDER=sdk``) or provider (a user's SDK
@@ -28,12 +29,15 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Callable, Iterator
 from types import CodeType, FrameType
 from typing import Any
 
 import flow_xray
 from flow_xray import trace
+from flow_xray.runtime import captures
 from flow_xray.runtime.context import current_context
+from flow_xray.sdk.processor import get_processor
 
 PACKAGE = os.path.dirname(flow_xray.__file__)
 SETUP = sys.argv[1]
@@ -88,6 +92,7 @@ _AFTER: frozenset[int] = frozenset(
     dis.opmap[name] for name in ("CALL", "CALL_FUNCTION_EX", "JUMP_BACKWARD") if name in dis.opmap
 )
 _CALL = dis.opmap.get("CALL")
+_RESUME = dis.opmap.get("RESUME")
 _THROUGH_C = ("__init__", "__new__", "__call__")  # Python code a C call runs (``type(...)``)
 
 
@@ -119,10 +124,11 @@ class Points:
             return None
         frame.f_trace_opcodes = True
         frame.f_trace_lines = False
-        if frame.f_code.co_code[frame.f_lasti + 1]:  # RESUME's argument: resumed, not started
-            self.resumed[id(frame)] = frame.f_lasti
-        else:
+        code, offset = frame.f_code.co_code, frame.f_lasti
+        if code[offset] == _RESUME and code[offset + 1] == 0:  # RESUME 0: a function starts
             self.hit(frame, "start")
+        else:  # a generator resumed: by a send (checked), or by a throw (not)
+            self.resumed[id(frame)] = offset
         return self.opcode
 
     def opcode(self, frame: FrameType, event: str, arg: Any) -> Any:
@@ -150,27 +156,35 @@ class Points:
             signal.default_int_handler(signal.SIGINT, frame)  # as Ctrl-C raises it
 
 
+def each_point(action: Callable[[int], object]) -> Iterator[tuple[int, str]]:
+    """Run ``action(n)`` with Ctrl-C at its n-th point for n = 1, 2, ...: yield ``(n, where)``
+    after each run (the caller looks at what it left), until a run has no n-th point."""
+    n = 0
+    while True:
+        n += 1
+        points = Points(n)
+        sys.settrace(points)
+        try:
+            action(n)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            sys.settrace(None)
+        if points.where is None:
+            return
+        yield n, points.where
+
+
 def points_of(kind: str) -> dict[str, Any]:
+    """Ctrl-C at each point of one traced call of ``kind`` inside a capture."""
     where: dict[int, str] = {}
     leaked: list[str] = []
     with trace.capture() as result:
-        n = 0
-        while True:
-            n += 1
-            before = current_context()
-            points = Points(n)
-            sys.settrace(points)
-            try:
-                run(kind, n)
-            except KeyboardInterrupt:
-                pass
-            finally:
-                sys.settrace(None)
-            if points.where is None:
-                break
-            where[n] = points.where
+        before = current_context()
+        for n, at in each_point(lambda n: run(kind, n)):
+            where[n] = at
             if current_context() is not before:
-                leaked.append(points.where)
+                leaked.append(at)
                 break  # later calls would nest under it
     nodes = []
     todo = list(result)
@@ -185,12 +199,33 @@ def points_of(kind: str) -> dict[str, Any]:
     counts = collections.Counter(node.inputs["n"] for node in calls)
     return {
         "kind": kind,
-        "points": n - 1,
+        "points": len(where),
         "recorded": len(calls),
         "leaked": leaked,
         "open": left_open,
         "twice": [where[k] for k, v in counts.items() if v > 1],
     }
+
+
+def _captured(n: int) -> None:
+    with trace.capture():
+        step(1, n)
+
+
+def capture_points() -> dict[str, Any]:
+    """Ctrl-C at each point of a capture's opening and closing (and its one call): where
+    one left a capture listening, spans held open in the processor, or the context changed."""
+    before, tried, left = current_context(), 0, []
+    for _, at in each_point(_captured):
+        tried += 1
+        if captures.capturing() or captures.listening() or current_context() is not before:
+            left.append(at)
+            for listener in captures.listeners():  # closed, for the next point's run
+                captures.close_capture(listener, None)
+        elif get_processor()._members:
+            left.append(at)
+            get_processor()._members.clear()
+    return {"kind": "capture", "points": tried, "left": left}
 
 
 if __name__ == "__main__":
@@ -201,3 +236,4 @@ if __name__ == "__main__":
         trace_api.set_tracer_provider(TracerProvider())
     for kind in KINDS:
         print(json.dumps(points_of(kind)), flush=True)
+    print(json.dumps(capture_points()), flush=True)

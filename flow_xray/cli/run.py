@@ -227,6 +227,10 @@ def run(
     # From here on the script may do anything to its streams and signals; the
     # console and the run's end keep flow-xray's part working.
     with Console.kept() as console, run_end() as ending:
+        ending.on_first = lambda signum: console.line(
+            f"flow-xray: got {_signal_name(signum)}: finishing the trace first "
+            "(send it again to stop)"
+        )
         outcome = runner.run_target(target, max_spans=max_spans)
         _last_words(outcome, console)
         if outcome.forked:

@@ -120,6 +120,8 @@ class RunEnd:
         self.active = False
         self.received: list[int] = []
         self.saved: dict[int, Any] = {}
+        # Called with the first signal held, as it arrives (to say so at once).
+        self.on_first: Callable[[int], object] | None = None
 
     def hold(self) -> None:
         """From now until the `run_end` block ends, SIGTERM, SIGINT and SIGHUP wait."""
@@ -139,6 +141,9 @@ class RunEnd:
             if signum == signal.SIGINT:
                 raise KeyboardInterrupt
             raise Terminated(128 + signum)
+        if self.on_first is not None:
+            with suppress(Exception):
+                self.on_first(signum)
 
     def restore(self) -> None:
         for signum, handler in self.saved.items():

@@ -11,12 +11,15 @@ trace itself is being written.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -307,9 +310,10 @@ def test_an_odd_script_keeps_pythons_exit_status_and_its_trace(
     check_odd_script(tmp_path, name, kind)
 
 
-# Enough calls that writing the outputs takes a few seconds: the viewer is written first,
-# then the JSON (2.7 s here), and a progress line shows for a write past 1 s.
-CALLS = 100_000
+# The JSON goes to a FIFO the test holds open without reading: once the pipe is full the
+# write waits, for as long as the test likes (its progress line shows after 1 s). The
+# viewer is written first, to a regular file.
+CALLS = 20_000
 BIG = f"""
 import sys
 from flow_xray import trace
@@ -322,15 +326,18 @@ for i in range({CALLS}):
     leaf(i)
 sys.exit(3)
 """
-OUTPUTS = ("big_trace.html", "t.json")  # in the order `flow-xray run` writes them
 
 
-def _stop_while_writing(tmp_path: Path, signals: int) -> tuple[int, str, str]:
-    """Run a `CALLS`-call script under ``flow-xray run --json``; once an output is being
-    written (its progress line shows), send ``signals`` SIGTERMs. The status, stderr and
-    the output that was being written (which one takes long enough depends on the machine)."""
+def _stop_while_writing(tmp_path: Path, signals: int) -> tuple[int, str, bytes]:
+    """Run the `CALLS`-call script under ``flow-xray run --json t.json``, t.json a FIFO;
+    once its write shows progress, send ``signals`` SIGTERMs, each once the child said it
+    got the one before; with one, then read the FIFO to its end. The status, stderr and
+    what the FIFO gave."""
     path = tmp_path / "big.py"
     path.write_text(BIG, encoding="utf-8")
+    fifo = tmp_path / "t.json"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
     process = subprocess.Popen(
         [sys.executable, "-m", "flow_xray", "run", "--json", "t.json", str(path)],
         cwd=tmp_path,
@@ -339,31 +346,44 @@ def _stop_while_writing(tmp_path: Path, signals: int) -> tuple[int, str, str]:
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert process.stderr is not None
-    seen, writing = [], ""
-    for line in process.stderr:
-        seen.append(line)
-        found = [name for name in OUTPUTS if line.startswith(f"flow-xray: writing {name}…")]
-        if found:
-            writing = found[0]
-            break
-    for _ in range(signals):
+    # (a line that never comes: the child is stopped, the test fails rather than waits)
+    watchdog = threading.Timer(60, process.kill)
+    watchdog.start()
+    seen: list[str] = []
+    with process, contextlib.ExitStack() as cleanup:
+        cleanup.callback(os.close, reader)
+        cleanup.callback(watchdog.cancel)
+
+        def wait_for(start: str) -> None:
+            for line in process.stderr:  # type: ignore[union-attr]
+                seen.append(line)
+                if line.startswith(start):
+                    return
+            raise AssertionError(f"no line {start!r}: {''.join(seen)}")
+
+        wait_for("flow-xray: writing t.json…")
         process.send_signal(signal.SIGTERM)
-        time.sleep(0.1)
-    rest = process.communicate(timeout=300)[1]
-    assert writing, "".join(seen) + rest  # no write took long enough to show its progress
-    return process.returncode, "".join(seen) + rest, writing
+        wait_for("flow-xray: got SIGTERM: finishing the trace first (send it again to stop)")
+        data = b""
+        if signals == 2:
+            process.send_signal(signal.SIGTERM)
+        else:
+            os.set_blocking(reader, True)
+            while chunk := os.read(reader, 1 << 20):
+                data += chunk
+        rest = process.communicate(timeout=120)[1]
+    return process.returncode, "".join(seen) + rest, data
 
 
 @pytest.mark.slow
 def test_sigterm_while_the_trace_is_written_finishes_it_and_keeps_the_scripts_status(
     tmp_path: Path,
 ) -> None:
-    """The script exited 3; SIGTERM during the final write: the write finishes (both files,
-    whole), one line says so, and the status is still 3."""
-    status, stderr, _ = _stop_while_writing(tmp_path, 1)
+    """The script exited 3; SIGTERM during the final write: one line says so at once, the
+    write finishes (the viewer and the whole JSON), and the status is still 3."""
+    status, stderr, data = _stop_while_writing(tmp_path, 1)
     assert status == 3, stderr
-    assert len(TraceResult.load(tmp_path / "t.json")) == CALLS
+    assert len(TraceResult.from_dict(json.loads(data))) == CALLS
     assert (tmp_path / "big_trace.html").read_text(encoding="utf-8").rstrip().endswith("</html>")
     assert "got SIGTERM while writing the trace: finished writing it first" in stderr
     assert "Traceback" not in stderr
@@ -371,14 +391,14 @@ def test_sigterm_while_the_trace_is_written_finishes_it_and_keeps_the_scripts_st
 
 @pytest.mark.slow
 def test_a_second_sigterm_stops_the_write_and_leaves_no_partial_file(tmp_path: Path) -> None:
-    """Asked twice: writing stops, nothing half-written is left (what was written before
-    stays whole), the status is still 3."""
-    status, stderr, writing = _stop_while_writing(tmp_path, 2)
+    """Asked twice: writing stops with one line saying what was not written, the viewer
+    written before stays whole, nothing else is left (the FIFO is still a FIFO), and the
+    status is still 3."""
+    status, stderr, _ = _stop_while_writing(tmp_path, 2)
     assert status == 3, stderr
-    before = list(OUTPUTS[: OUTPUTS.index(writing)])
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["big.py", *before])
-    if before:
-        html = (tmp_path / "big_trace.html").read_text(encoding="utf-8")
-        assert html.rstrip().endswith("</html>")
-    assert f"stopped by a second signal while writing {writing}" in stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.py", "big_trace.html", "t.json"]
+    assert stat.S_ISFIFO((tmp_path / "t.json").lstat().st_mode)
+    html = (tmp_path / "big_trace.html").read_text(encoding="utf-8")
+    assert html.rstrip().endswith("</html>")
+    assert "stopped by a second signal while writing t.json: it was not written" in stderr
     assert "Traceback" not in stderr

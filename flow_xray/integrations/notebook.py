@@ -181,7 +181,9 @@ def _options(line: str) -> argparse.Namespace:
     parser.add_argument("--save", default=None, metavar="PATH")
     try:
         return parser.parse_args(shlex.split(line))
-    except ValueError as exc:  # shlex's "No closing quotation", argparse's errors
+    except (ValueError, argparse.ArgumentError) as exc:
+        # shlex's "No closing quotation"; argparse's errors (3.13 raises unrecognized
+        # arguments itself when not exiting on errors)
         raise _UsageError(str(exc)) from exc
 
 

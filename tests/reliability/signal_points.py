@@ -158,7 +158,10 @@ class Points:
 
 def each_point(action: Callable[[int], object]) -> Iterator[tuple[int, str]]:
     """Run ``action(n)`` with Ctrl-C at its n-th point for n = 1, 2, ...: yield ``(n, where)``
-    after each run (the caller looks at what it left), until a run has no n-th point."""
+    after each run (the caller looks at what it left), until a run has no n-th point.
+    ``action(0)`` runs first, untouched: what the first call builds once (caches of names,
+    of classes) is built, so each run takes the same path."""
+    action(0)
     n = 0
     while True:
         n += 1

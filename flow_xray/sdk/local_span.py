@@ -180,11 +180,11 @@ class LocalSpan(trace_api.Span):
         stored = self._attributes
         if type(stored) is dict and self._tracer.provider.plain(len(stored), attributes):
             if stored.keys().isdisjoint(attributes):
-                stored.update(attributes)
-            else:  # a key set again moves last, as in the SDK
-                for key, value in attributes.items():
-                    stored.pop(key, None)
-                    stored[key] = value
+                stored.update(attributes)  # (one C call: all or none, whatever a signal does)
+            else:  # a key set again moves last, as in the SDK; built aside, stored in one step
+                kept = {key: value for key, value in stored.items() if key not in attributes}
+                kept.update(attributes)
+                self._attributes = kept
             return
         bounded = stored if isinstance(stored, BoundedAttributes) else self._bounded(stored)
         bounded._set_items(attributes)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import dis
 import json
 import os
@@ -41,7 +42,7 @@ from flow_xray.sdk.processor import get_processor
 
 PACKAGE = os.path.dirname(flow_xray.__file__)
 SETUP = sys.argv[1]
-KINDS = ("function", "generator", "coroutine", "async-generator")
+KINDS = ("function", "generator", "coroutine", "async-generator", "llm")
 
 
 @trace
@@ -65,6 +66,35 @@ async def aitems(k: int, n: int) -> Any:
         yield i
 
 
+@dataclasses.dataclass
+class _Usage:
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+@dataclasses.dataclass
+class _Completion:  # shaped as the openai client's ChatCompletion (its module path too)
+    id: str
+    model: str
+    usage: _Usage
+    object: str = "chat.completion"
+
+
+_Completion.__module__ = "openai.types.chat.chat_completion"
+TOKENS = 160
+
+
+@trace(kind="llm")
+def chat(n: int) -> _Completion:
+    return _Completion(f"chatcmpl-{n}", "gpt-4o-mini", _Usage(120, 40, TOKENS))
+
+
+@trace
+def agent(n: int) -> _Completion:
+    return chat(n)  # reports the same request as its child: counted once
+
+
 def _drive(coroutine: Any) -> None:
     """Run a coroutine that never waits, without an event loop."""
     with contextlib.suppress(StopIteration):
@@ -82,6 +112,8 @@ def run(kind: str, n: int) -> None:
     elif kind == "generator":
         for _ in items(2, n):
             pass
+    elif kind == "llm":
+        agent(n)
     elif kind == "coroutine":
         _drive(answer(1, n))
     else:
@@ -189,24 +221,21 @@ def points_of(kind: str) -> dict[str, Any]:
             if current_context() is not before:
                 leaked.append(at)
                 break  # later calls would nest under it
-    nodes = []
-    todo = list(result)
-    while todo:
-        node = todo.pop()
-        nodes.append(node)
-        todo.extend(node.children)
-    calls = [node for node in nodes if node.inputs.get("n") in where]
+    calls = [node for node in result if node.inputs.get("n") in where]  # (every node)
     left_open = [
         where[node.inputs["n"]] for node in calls if node.incomplete and node.status == "ok"
     ]
-    counts = collections.Counter(node.inputs["n"] for node in calls)
+    counts = collections.Counter((node.name, node.inputs["n"]) for node in calls)
+    # Each request counted once, whichever of its spans were recorded before the interrupt.
+    requests = {node.inputs.get("n") for node in result if node.meta.get("total_tokens")}
     return {
         "kind": kind,
         "points": len(where),
         "recorded": len(calls),
         "leaked": leaked,
         "open": left_open,
-        "twice": [where[k] for k, v in counts.items() if v > 1],
+        "twice": [where[n] for (_, n), v in counts.items() if v > 1],
+        "tokens": [result.totals.total_tokens, TOKENS * len(requests)],
     }
 
 
@@ -237,6 +266,8 @@ if __name__ == "__main__":
         from opentelemetry.sdk.trace import TracerProvider
 
         trace_api.set_tracer_provider(TracerProvider())
-    for kind in KINDS:
+    # (the LLM call's 1,500 points on the local recorder only: on SDK spans the attributes
+    # are set by the SDK's code, which this does not interrupt)
+    for kind in KINDS if SETUP == "capture" else KINDS[:-1]:
         print(json.dumps(points_of(kind)), flush=True)
     print(json.dumps(capture_points()), flush=True)

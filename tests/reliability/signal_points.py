@@ -42,7 +42,7 @@ from flow_xray.sdk.processor import get_processor
 
 PACKAGE = os.path.dirname(flow_xray.__file__)
 SETUP = sys.argv[1]
-KINDS = ("function", "generator", "coroutine", "async-generator", "llm")
+KINDS = ("function", "generator", "coroutine", "async-generator", "error", "llm")
 
 
 @trace
@@ -95,6 +95,19 @@ def agent(n: int) -> _Completion:
     return chat(n)  # reports the same request as its child: counted once
 
 
+@trace
+def fails(n: int, attempt: int) -> None:
+    raise ValueError(f"bad input {n}")
+
+
+@trace
+def retries(n: int) -> int:
+    for attempt in range(2):  # fails twice, handled here
+        with contextlib.suppress(ValueError):
+            fails(n, attempt)
+    return n
+
+
 def _drive(coroutine: Any) -> None:
     """Run a coroutine that never waits, without an event loop."""
     with contextlib.suppress(StopIteration):
@@ -114,6 +127,8 @@ def run(kind: str, n: int) -> None:
             pass
     elif kind == "llm":
         agent(n)
+    elif kind == "error":
+        retries(n)
     elif kind == "coroutine":
         _drive(answer(1, n))
     else:
@@ -225,7 +240,9 @@ def points_of(kind: str) -> dict[str, Any]:
     left_open = [
         where[node.inputs["n"]] for node in calls if node.incomplete and node.status == "ok"
     ]
-    counts = collections.Counter((node.name, node.inputs["n"]) for node in calls)
+    counts = collections.Counter(
+        (node.name, json.dumps(node.inputs, sort_keys=True)) for node in calls
+    )
     # Each request counted once, whichever of its spans were recorded before the interrupt.
     requests = {node.inputs.get("n") for node in result if node.meta.get("total_tokens")}
     return {
@@ -234,8 +251,10 @@ def points_of(kind: str) -> dict[str, Any]:
         "recorded": len(calls),
         "leaked": leaked,
         "open": left_open,
-        "twice": [where[n] for (_, n), v in counts.items() if v > 1],
+        "twice": [where[json.loads(i)["n"]] for (_, i), v in counts.items() if v > 1],
         "tokens": [result.totals.total_tokens, TOKENS * len(requests)],
+        # Each failure counted once, at the call that raised it (interrupted calls: none).
+        "errors": [result.totals.errors, sum(node.status == "error" for node in result)],
     }
 
 

@@ -218,14 +218,15 @@ def test_a_hooks_own_control_flow_exceptions_are_still_contained() -> None:
 def test_ctrl_c_at_any_point_of_a_traced_call_leaves_the_callers_context(setup: str) -> None:
     """Ctrl-C raised at each point of a traced call where CPython can raise it, one point per
     call (`signal_points.py`: 70 to 210 points for a function, generator, coroutine and
-    async generator; 1,550 for an agent call around an LLM call, on the local recorder).
-    The caller's context is current afterwards every time: before, a ``KeyboardInterrupt``
-    landing between a wrapper's attach and detach left the call's span current, and every
-    later traced call nested under that dead span. The call's span ends as interrupted (or
-    complete, when its end was recorded first) and is recorded once, its LLM usage whole;
-    only in the processor's own start bookkeeping, after the span joined the capture, does
-    it stay open (shown incomplete). The same for a capture's own opening and closing (350
-    to 400 points)."""
+    async generator, 540 to 730 for a call retrying a failing one, 1,550 for an agent call
+    around an LLM call on the local recorder). The caller's context is current afterwards
+    every time: before, a ``KeyboardInterrupt`` landing between a wrapper's attach and
+    detach left the call's span current, and every later traced call nested under that
+    dead span. The call's span ends as interrupted (or complete, when its end was recorded
+    first) and is recorded once, its LLM usage whole, each failure counted once; only in
+    the processor's own start bookkeeping, after the span joined the capture, does it stay
+    open (shown incomplete). The same for a capture's own opening and closing (350 to 400
+    points)."""
     script = os.path.join(os.path.dirname(__file__), "signal_points.py")
     env = {**os.environ, "FLOW_XRAY_RECORDER": "sdk" if setup == "sdk" else ""}
     done = subprocess.run(
@@ -233,7 +234,7 @@ def test_ctrl_c_at_any_point_of_a_traced_call_leaves_the_callers_context(setup: 
     )
     assert done.returncode == 0, done.stderr
     *reports, capture = [json.loads(line) for line in done.stdout.splitlines()]
-    kinds = ["function", "generator", "coroutine", "async-generator"]
+    kinds = ["function", "generator", "coroutine", "async-generator", "error"]
     assert [r["kind"] for r in reports] == kinds + ["llm"] * (setup == "capture")
     for report in reports:
         assert report["points"] >= 50 and report["recorded"] >= 10, report
@@ -243,6 +244,8 @@ def test_ctrl_c_at_any_point_of_a_traced_call_leaves_the_callers_context(setup: 
         # usage was being set kept part of it: 120 of 160 tokens).
         counted, expected = report["tokens"]
         assert counted == expected, report
+        counted, failed = report["errors"]  # each failure once, at the call that raised it
+        assert counted == failed, report
     # A capture's opening and closing: none leaves it listening (every later traced call in
     # the context would pile up in it), but at the start of its ``__exit__``, which no
     # context manager can guard (the ``with`` statement calls it; the exception is raised

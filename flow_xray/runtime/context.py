@@ -18,8 +18,10 @@ wrapper puts the caller's context back when one escaped its detach.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable
 from contextvars import ContextVar, Token
+from types import FrameType
 from typing import Final, cast
 
 from opentelemetry import context as context_api
@@ -44,10 +46,10 @@ def _context_var() -> ContextVar[Context] | None:
 _VAR: Final = _context_var()
 
 
-# Whether a traced call is setting the variable now (process-wide: another thread sees it
-# set only while a finalizer run inside that ``set`` lets go of the GIL; then that
-# thread's call is not made current either).
-_setting = False
+# How many ``set`` / ``reset`` calls of ours are running now, in any thread. Nonzero is
+# rare: a finalizer run inside one (this thread: `_inside_one` finds its frame), or
+# another thread's, whose finalizer let go of the GIL (closing a file or socket does).
+_setting = 0
 # What `_attach_var` returns for a context it did not attach (see there).
 _SKIPPED: Final[Token[Context]] = cast("Token[Context]", object())
 
@@ -62,47 +64,64 @@ def _attach_var(context: Context) -> Token[Context]:
     call's span is recorded but not made current (its own traced calls start beside it).
     """
     global _setting
-    if _setting:
+    if _setting and _inside_one():
         return _SKIPPED
     previous = _VAR.get()  # type: ignore[union-attr]
-    try:  # (set inside: the finally resets it whatever is raised where)
-        _setting = True
+    try:  # (counted inside: the finally undoes it whatever is raised where)
+        _setting += 1
         return _VAR.set(context)  # type: ignore[union-attr]
     except BaseException:  # a signal's, raised as ``set`` returned: its token is lost
         _VAR.set(previous)  # type: ignore[union-attr]
         raise
     finally:
-        _setting = False
+        _setting -= 1
 
 
 def _detach_var(token: Token[Context]) -> None:
     """``reset`` on the API's variable (guarded as `_attach_var`): a token that cannot be
     reset is logged, never raised, as ``opentelemetry.context.detach`` does."""
     global _setting
-    if token is _SKIPPED or _setting:
+    if token is _SKIPPED or (_setting and _inside_one()):
         return
-    try:  # (set inside: the finally resets it whatever is raised where)
-        _setting = True
+    try:  # (counted inside: the finally undoes it whatever is raised where)
+        _setting += 1
         _VAR.reset(token)  # type: ignore[union-attr]
     except Exception:
         let_signals_through()
         _api_logger.exception("Failed to detach context")
     finally:
-        _setting = False
+        _setting -= 1
 
 
 def _restore_var(token: Token[Context], context: Context) -> None:
     """`restore` on the API's variable (guarded as `_attach_var`)."""
     global _setting
-    if token is _SKIPPED or _setting or _VAR.get() is not context:  # type: ignore[union-attr]
+    if token is _SKIPPED or _VAR.get() is not context:  # type: ignore[union-attr]
         return
-    try:  # (set inside: the finally resets it whatever is raised where)
-        _setting = True
+    if _setting and _inside_one():
+        return
+    try:  # (counted inside: the finally undoes it whatever is raised where)
+        _setting += 1
         _VAR.reset(token)  # type: ignore[union-attr]
     except (ValueError, RuntimeError):  # another context's token, or one used already
         pass
     finally:
-        _setting = False
+        _setting -= 1
+
+
+_GUARDED: Final = frozenset({_attach_var.__code__, _detach_var.__code__, _restore_var.__code__})
+
+
+def _inside_one() -> bool:
+    """Whether this thread is inside one of our ``set`` / ``reset`` calls now (a finalizer
+    the collector ran there called a traced function), found by its frame on this
+    thread's stack; another thread's is none of this one's business."""
+    frame: FrameType | None = sys._getframe(2)  # (from the caller of the function asking)
+    while frame is not None:
+        if frame.f_code in _GUARDED:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _restore_api(token: Token[Context], context: Context) -> None:

@@ -71,3 +71,80 @@ def test_a_traced_finalizer_in_a_loop_of_traced_calls_neither_crashes_nor_hangs(
     assert done.returncode == 0, (done.returncode, done.stderr[-3000:])
     steps, closed = map(int, done.stdout.split())
     assert steps == 60_000 and 0 <= closed <= 120_000
+
+
+OTHER_THREAD = textwrap.dedent(
+    """
+    import gc, sys, threading
+    from opentelemetry import trace as api
+    from flow_xray import trace
+
+    GUARDED = {"_attach_var", "_detach_var"}
+    go, done = threading.Event(), threading.Event()
+    seen = {}
+
+    def inside_a_set():
+        frame = sys._getframe(2)
+        while frame is not None:
+            if frame.f_code.co_name in GUARDED and "flow_xray" in frame.f_code.co_filename:
+                return True
+            frame = frame.f_back
+        return False
+
+    class Handle:  # a cycle whose finalizer lets go of the GIL (as closing a socket does)
+        def __init__(self):
+            self.me = self
+
+        def __del__(self):
+            if not go.is_set() and inside_a_set():
+                seen["inside"] = True
+                go.set()
+                done.wait(10)
+
+    @trace
+    def other():
+        return api.get_current_span().get_span_context().span_id
+
+    def other_thread():
+        go.wait(30)
+        seen["during"] = other()  # its own span, current while it runs
+        seen["after"] = api.get_current_span().get_span_context().is_valid
+        done.set()
+
+    @trace
+    def step(n):
+        Handle()  # garbage once this returns
+        return n
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    with trace.capture(all_threads=True):
+        for threshold in range(1, 200):  # one lines a collection up with a context's set
+            gc.set_threshold(threshold)
+            for n in range(300):
+                if go.is_set():
+                    break
+                step(n)
+        gc.set_threshold(700)
+    go.set()
+    thread.join()
+    print(seen.get("inside", False), bool(seen["during"]), seen["after"])
+    """
+)
+
+
+@pytest.mark.skipif(
+    sys.version_info >= (3, 12), reason="3.12+ collects only between instructions, never in a set"
+)
+def test_another_threads_call_during_a_finalizer_inside_a_context_set_is_made_current() -> None:
+    """A finalizer the collector runs inside a traced call's context ``set`` lets go of the
+    GIL (closing a file or socket does), and another thread makes a traced call meanwhile:
+    that call's span is current while it runs and its context is gone after it. Before,
+    the guard against setting the context inside another ``set`` was process-wide: the
+    other thread's call was not made current, or (inside a ``reset``) its context stayed
+    attached and every later traced call of that thread nested under a finished span."""
+    done = subprocess.run(
+        [sys.executable, "-c", OTHER_THREAD], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["True", "True", "False"], (done.stdout, done.stderr[-2000:])

@@ -4,7 +4,9 @@ The user's return value or exception passes through as the same object, and
 nothing flow-xray does while recording reaches user code: if a span cannot
 even be started (a broken processor), the function simply runs untraced.
 Generators are driven by hand so the span's context is attached only while
-their body runs, never across a ``yield``.
+their body runs, never across a ``yield``. A signal's exception (Ctrl-C) can
+be raised between any two of the wrapper's own steps: whichever it came out
+of, `_Call.rescue` puts the caller's context back and ends the span.
 """
 
 from __future__ import annotations

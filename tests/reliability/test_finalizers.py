@@ -143,8 +143,13 @@ def test_another_threads_call_during_a_finalizer_inside_a_context_set_is_made_cu
     the guard against setting the context inside another ``set`` was process-wide: the
     other thread's call was not made current, or (inside a ``reset``) its context stayed
     attached and every later traced call of that thread nested under a finished span."""
+    # (the local recorder: its allocations line a collection up with a set within the sweep;
+    # the guard is the same on both paths)
+    env = {**os.environ, "FLOW_XRAY_RECORDER": ""}
     done = subprocess.run(
-        [sys.executable, "-c", OTHER_THREAD], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", OTHER_THREAD], capture_output=True, text=True, timeout=120, env=env
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split() == ["True", "True", "False"], (done.stdout, done.stderr[-2000:])
+    inside, current, after = done.stdout.split()
+    assert inside == "True", "no collection ran inside a context set: widen the sweep"
+    assert (current, after) == ("True", "False"), (done.stdout, done.stderr[-2000:])

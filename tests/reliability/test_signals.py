@@ -223,9 +223,9 @@ def test_ctrl_c_at_any_point_of_a_traced_call_leaves_the_callers_context(setup: 
     every time: before, a ``KeyboardInterrupt`` landing between a wrapper's attach and
     detach left the call's span current, and every later traced call nested under that
     dead span. The call's span ends as interrupted (or complete, when its end was recorded
-    first) and is recorded once, its LLM usage whole, each failure counted once; only in
-    the processor's own start bookkeeping, after the span joined the capture, does it stay
-    open (shown incomplete). The same for a capture's own opening and closing (350 to 400
+    first) and is recorded once, its LLM usage whole, each failure counted once; only on
+    SDK spans, in the processor's start bookkeeping inside the SDK's own start, does it
+    stay open (shown incomplete). The same for a capture's own opening and closing (350 to 400
     points)."""
     script = os.path.join(os.path.dirname(__file__), "signal_points.py")
     env = {**os.environ, "FLOW_XRAY_RECORDER": "sdk" if setup == "sdk" else ""}
@@ -239,7 +239,10 @@ def test_ctrl_c_at_any_point_of_a_traced_call_leaves_the_callers_context(setup: 
     for report in reports:
         assert report["points"] >= 50 and report["recorded"] >= 10, report
         assert report["leaked"] == [] and report["twice"] == [], report
-        assert all(" on_start " in where for where in report["open"]), report
+        if setup == "capture":  # the local recorder ends one stopped even as it starts
+            assert report["open"] == [], report
+        else:  # the SDK's own start: the span it was making is not ours to end
+            assert all(" on_start " in where for where in report["open"]), report
         # Each LLM request's tokens counted once and whole (a span interrupted while its
         # usage was being set kept part of it: 120 of 160 tokens).
         counted, expected = report["tokens"]

@@ -93,23 +93,7 @@ def _detach_var(token: Token[Context]) -> None:
         _setting -= 1
 
 
-def _restore_var(token: Token[Context], context: Context) -> None:
-    """`restore` on the API's variable (guarded as `_attach_var`)."""
-    global _setting
-    if token is _SKIPPED or _VAR.get() is not context:  # type: ignore[union-attr]
-        return
-    if _setting and _inside_one():
-        return
-    try:  # (counted inside: the finally undoes it whatever is raised where)
-        _setting += 1
-        _VAR.reset(token)  # type: ignore[union-attr]
-    except (ValueError, RuntimeError):  # another context's token, or one used already
-        pass
-    finally:
-        _setting -= 1
-
-
-_GUARDED: Final = frozenset({_attach_var.__code__, _detach_var.__code__, _restore_var.__code__})
+_GUARDED: Final = frozenset({_attach_var.__code__, _detach_var.__code__})
 
 
 def _inside_one() -> bool:
@@ -124,27 +108,25 @@ def _inside_one() -> bool:
     return False
 
 
-def _restore_api(token: Token[Context], context: Context) -> None:
-    if context_api.get_current() is context:
-        context_api.detach(token)
-
-
 current_context: Callable[[], Context]
 attach: Callable[[Context], Token[Context]]
 detach: Callable[[Token[Context]], None]
-restore: Callable[[Token[Context], Context], None]
-"""``restore(token, context)``: detach ``token`` if ``context`` (the one it attached) is
-still current. For a traced call's wrapper when an exception escaped its own attach or
-detach — a signal's, raised between two of their instructions — which may have left
-its context attached; quiet, as the caller's exception is what goes on."""
 if _VAR is None:  # another runtime context: the API's functions
-    current_context, attach, detach, restore = (
+    current_context, attach, detach = (
         context_api.get_current,
         context_api.attach,
         context_api.detach,
-        _restore_api,
     )
 else:
-    current_context, attach, detach, restore = _VAR.get, _attach_var, _detach_var, _restore_var
+    current_context, attach, detach = _VAR.get, _attach_var, _detach_var
+
+
+def restore(token: Token[Context], context: Context) -> None:
+    """Detach ``token`` if ``context`` (the one it attached) is still current. For a traced
+    call's wrapper when an exception escaped its own attach or detach — a signal's, raised
+    between two of their instructions — which may have left its context attached."""
+    if current_context() is context:
+        detach(token)
+
 
 __all__ = ["attach", "current_context", "detach", "restore"]

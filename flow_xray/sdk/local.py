@@ -40,7 +40,6 @@ import logging
 import os
 import random
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import suppress
 from time import time_ns
 from typing import TYPE_CHECKING, Any, Final
 
@@ -62,12 +61,11 @@ try:  # the API's context manager that also decorates async functions (as the SD
 except ImportError:  # pragma: no cover - older APIs
     from contextlib import contextmanager as _contextmanager  # type: ignore[assignment]
 
-from flow_xray import attributes as attr
 from flow_xray.runtime import patches
 from flow_xray.runtime.context import current_context
 from flow_xray.runtime.tracer import EndCall, StartCall
 from flow_xray.sdk.local_span import _DEFAULT_STATE, LocalSpan, renew_locks
-from flow_xray.tracing.recording import end_span, record_stopped, stopped_outcome
+from flow_xray.tracing.recording import end_span, end_stopped
 
 if TYPE_CHECKING:
     from flow_xray.sdk.processor import FlowXrayProcessor
@@ -279,7 +277,7 @@ class LocalTracer(trace_api.Tracer):
                 try:  # (last: nothing after it to leave the span open)
                     provider.processor.on_start(span, None, span._span_id)  # type: ignore[arg-type]
                 except BaseException as exc:  # a signal's, maybe once it joined: the call is over
-                    _end_stopped(span, exc)
+                    end_stopped(span, exc)
                     raise
             return span, context
 
@@ -320,13 +318,6 @@ class LocalTracer(trace_api.Tracer):
             set_status_on_exception=set_status_on_exception,
         ) as current:
             yield current
-
-
-def _end_stopped(span: LocalSpan, exc: BaseException) -> None:
-    """End ``span`` as stopped by ``exc`` (a signal's exception raised as it started)."""
-    with suppress(Exception):
-        record_stopped(span, exc, stopped_outcome(exc) or attr.INTERRUPTED)
-        span.end()
 
 
 __all__ = [

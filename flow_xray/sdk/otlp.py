@@ -14,6 +14,7 @@ attempt), and `run_bounded` abandons a flush that overruns its budget.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import re
 import threading
@@ -250,19 +251,22 @@ class CountingBatchSpanProcessor(BatchSpanProcessor, _LogSink):
         if self.catch_up_at and self._waiting() >= self.catch_up_at and not _exporting():
             self._catch_up()
 
+    def _flush_suppressed(self) -> None:
+        context_api.attach(context_api.set_value(_SUPPRESS_KEY, True))  # (gone with the copy)
+        try:
+            BatchSpanProcessor.force_flush(self)  # the queue only, not the usage gate's spans
+        except Exception:  # exporting is best effort here; the worker still runs
+            _debug_log.debug("catching up raised", exc_info=True)
+
     def _waiting(self) -> int:
         return self.submitted - self.counted.exported - self.unaccounted
 
     def _catch_up(self) -> None:
         """Export the queue on this thread (``complete``): backpressure instead of loss."""
         before = self.counted.exported
-        token = context_api.attach(context_api.set_value(_SUPPRESS_KEY, True))
-        try:
-            BatchSpanProcessor.force_flush(self)  # the queue only, not the usage gate's spans
-        except Exception:  # exporting is best effort here; the worker still runs
-            _debug_log.debug("catching up raised", exc_info=True)
-        finally:
-            context_api.detach(token)
+        # Instrumentation suppressed in a copy of the context: a Ctrl-C landing as it is
+        # set or unset cannot leave this thread's later spans suppressed for good.
+        contextvars.copy_context().run(self._flush_suppressed)
         if self.counted.exported == before:  # it takes nothing: never wait for it again
             self.catch_up_at = 0
         self.unaccounted = max(self.submitted - self.counted.exported, 0)

@@ -166,11 +166,14 @@ class Propagated(Generic[P, R]):
             return self._context.copy().run(self.__wrapped__, *args, **kwargs)
         if self._prepared is None:  # once per worker process, not once per item
             self._prepared = _prepare(self._carrier or {})
-        tokens = attach(self._carrier or {}, self._prepared)
-        try:
-            return self.__wrapped__(*args, **kwargs)
-        finally:
-            detach(tokens)
+        # In a copy of the worker's context, so what `attach` sets goes with the copy: a
+        # ``KeyboardInterrupt`` (a pool worker outlives its task's) landing as it attaches
+        # or detaches cannot leave the carrier's call current for the worker's next task.
+        return contextvars.copy_context().run(self._run_attached, args, kwargs)
+
+    def _run_attached(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> R:
+        attach(self._carrier or {}, self._prepared)  # (undone by leaving the copy)
+        return self.__wrapped__(*args, **kwargs)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The carrier is taken from the wrapping context now: pickling runs in a

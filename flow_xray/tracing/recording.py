@@ -380,6 +380,14 @@ _OUTPUT_MIME_TYPE: Final = attr.OUTPUT_MIME_TYPE
 _MIME_JSON: Final = attr.MIME_JSON
 
 
+def end_stopped(span: Span, exc: BaseException) -> None:
+    """End ``span`` as stopped by ``exc``: a signal's exception raised as the span started,
+    before its call could take it over (a recorder's start, `api_call_recorder`'s)."""
+    with contextlib.suppress(Exception):
+        record_stopped(span, exc, stopped_outcome(exc) or attr.INTERRUPTED)
+        span.end()
+
+
 def input_attributes(
     binder: Binder,
     args: tuple[Any, ...],
@@ -477,6 +485,10 @@ def api_call_recorder(
 
     def start(inputs: Mapping[str, Any] | None) -> tuple[Span, Context]:
         span = tracer.start_span(name, attributes={**static, **inputs} if inputs else static)
-        return span, trace_api.set_span_in_context(span)
+        try:
+            return span, trace_api.set_span_in_context(span)
+        except BaseException as exc:  # a signal's: the span is never handed over, so end it
+            end_stopped(span, exc)
+            raise
 
     return start, end_span

@@ -5,19 +5,22 @@ or a generator's resumption (``RESUME``), right after a call into C returns (``C
 ``CALL_FUNCTION_EX``) and at a loop's backward jump. This script traces one call at a
 time with ``sys.settrace`` opcode events and raises ``KeyboardInterrupt`` — as the default
 SIGINT handler does, so flow-xray tells it from a value's own — at the n-th such point
-inside flow-xray's code, for n = 1, 2, ... until a call runs through untouched. Each
-point's exception is raised where the real one would be handled: after a call, only when
-the next instruction is in the same ``try`` region as the call.
+inside flow-xray's code or OpenTelemetry's context module, for n = 1, 2, ... until a call
+runs through untouched. Each point's exception is raised where the real one would be
+handled: after a call, only when the next instruction is in the same ``try`` region as
+the call.
 
-For a traced function, generator, coroutine and async generator in turn, prints one
-JSON object: the points tried, where a point left the caller's context changed, where
-it left the call's span open (never ended), the interrupted calls seen more than once
-in the capture. Then one for a capture's own opening and closing: where a point left a
-capture listening, a span held in the processor or the context changed.
+For a traced function, generator, coroutine, async generator, a call retrying a failing
+one, a `propagate`d call as a process pool's worker runs it and an agent call around an
+LLM call in turn, prints one JSON object: the points tried, where a point left the
+caller's context changed, where it left the call's span open (never ended), the
+interrupted calls seen more than once in the capture. Then one for a capture's own
+opening and closing: where a point left a capture listening, a span held in the
+processor or the context changed.
 
 Usage: ``signal_points.py SETUP``, SETUP one of capture (the local recorder), sdk (a
 capture on SDK spans: set ``FLOW_XRAY_RECORDER=sdk``) or provider (a user's SDK
-provider made global).
+provider made global, exporting as to a file).
 """
 
 from __future__ import annotations
@@ -34,15 +37,22 @@ from collections.abc import Callable, Iterator
 from types import CodeType, FrameType
 from typing import Any
 
+from opentelemetry import context as otel_context
+
 import flow_xray
 from flow_xray import trace
 from flow_xray.runtime import captures
 from flow_xray.runtime.context import current_context
 from flow_xray.sdk.processor import get_processor
+from flow_xray.tracing.propagation import Propagated
 
 PACKAGE = os.path.dirname(flow_xray.__file__)
 SETUP = sys.argv[1]
-KINDS = ("function", "generator", "coroutine", "async-generator", "error", "llm")
+KINDS = ("function", "generator", "coroutine", "async-generator", "error", "propagated", "llm")
+# Interrupted too: the OpenTelemetry context module's frames (what attaches a `propagate`d
+# carrier's call and makes SDK spans current runs there).
+CONTEXT_MODULE = os.path.dirname(otel_context.__file__)
+PATHS = (PACKAGE, CONTEXT_MODULE)
 
 
 @trace
@@ -108,6 +118,15 @@ def retries(n: int) -> int:
     return n
 
 
+# Work a process pool's worker runs for another process (as unpickled there): the caller's
+# call and a processes capture's tag come in a carrier.
+_REMOTE = {
+    "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+    "flow-xray-captures": "c0ffee",
+}
+in_worker = Propagated(step, None, _REMOTE)
+
+
 def _drive(coroutine: Any) -> None:
     """Run a coroutine that never waits, without an event loop."""
     with contextlib.suppress(StopIteration):
@@ -131,6 +150,8 @@ def run(kind: str, n: int) -> None:
         retries(n)
     elif kind == "coroutine":
         _drive(answer(1, n))
+    elif kind == "propagated":
+        in_worker(1, n)
     else:
         _drive(_consume(aitems(2, n)))
 
@@ -155,7 +176,8 @@ def _handler_of(code: CodeType, offset: int) -> int | None:
 
 
 class Points:
-    """Raises at the ``n``-th signal check point in flow-xray's frames."""
+    """Raises at the ``n``-th signal check point in flow-xray's frames (and the OpenTelemetry
+    context module's)."""
 
     def __init__(self, n: int) -> None:
         self.n, self.seen, self.where = n, 0, None
@@ -167,7 +189,7 @@ class Points:
         back = frame.f_back
         if back is not None and frame.f_code.co_name not in _THROUGH_C:
             self.inlined.add(id(back))  # a Python function called from CALL: no check after
-        if not frame.f_code.co_filename.startswith(PACKAGE):
+        if not frame.f_code.co_filename.startswith(PATHS):
             return None
         frame.f_trace_opcodes = True
         frame.f_trace_lines = False
@@ -198,9 +220,15 @@ class Points:
     def hit(self, frame: FrameType, what: str) -> None:
         self.seen += 1
         if self.seen == self.n:
-            path = os.path.relpath(frame.f_code.co_filename, PACKAGE)
+            path = _shown(frame.f_code.co_filename)
             self.where = f"{path}:{frame.f_lineno} {frame.f_code.co_name} ({what})"
             signal.default_int_handler(signal.SIGINT, frame)  # as Ctrl-C raises it
+
+
+def _shown(filename: str) -> str:
+    """``flow_xray/...`` or ``opentelemetry/context/...``."""
+    root = PACKAGE if filename.startswith(PACKAGE) else os.path.dirname(CONTEXT_MODULE)
+    return os.path.relpath(filename, os.path.dirname(root))
 
 
 def each_point(action: Callable[[int], object]) -> Iterator[tuple[int, str]]:
@@ -230,10 +258,10 @@ def points_of(kind: str) -> dict[str, Any]:
     where: dict[int, str] = {}
     leaked: list[str] = []
     with trace.capture() as result:
-        before = current_context()
+        before, tags = current_context(), captures.inherited_tags()
         for n, at in each_point(lambda n: run(kind, n)):
             where[n] = at
-            if current_context() is not before:
+            if current_context() is not before or captures.inherited_tags() != tags:
                 leaked.append(at)
                 break  # later calls would nest under it
     calls = [node for node in result if node.inputs.get("n") in where]  # (every node)
@@ -283,8 +311,18 @@ if __name__ == "__main__":
     if SETUP == "provider":
         from opentelemetry import trace as trace_api
         from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-        trace_api.set_tracer_provider(TracerProvider())
+        from flow_xray.sdk.otlp import ExportPipeline
+
+        provider = TracerProvider()
+        # Exporting as ``flow-xray run`` does to a file (``complete``), each span's end
+        # exporting the queue itself (instrumentation suppressed meanwhile), not only once
+        # half of it waits.
+        pipeline = ExportPipeline(("signals", "memory"), InMemorySpanExporter(), complete=True)
+        pipeline.processor.catch_up_at = 1
+        provider.add_span_processor(pipeline.processor)
+        trace_api.set_tracer_provider(provider)
     # (the LLM call's 1,500 points on the local recorder only: on SDK spans the attributes
     # are set by the SDK's code, which this does not interrupt)
     for kind in KINDS if SETUP == "capture" else KINDS[:-1]:

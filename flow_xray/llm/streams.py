@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator
 from typing import Any, Final
 
 from flow_xray.interrupts import let_signals_through
@@ -213,7 +213,12 @@ def is_stream(obj: Any) -> bool:
 
 
 class _Once:
-    """Calls ``end`` once, whichever of the iterator or the finalizer gets there first."""
+    """Calls ``end`` once, whichever of the iterator or the finalizer gets there first.
+
+    A signal's exception (Ctrl-C) cutting ``end`` short makes it call ``end`` again with
+    that exception: ``end`` then does what is left (a span's end does nothing to a span
+    already ended).
+    """
 
     __slots__ = ("_end", "_lock", "acc")
 
@@ -223,39 +228,61 @@ class _Once:
         self.acc = StreamUsage()
 
     def __call__(self, how: str, error: BaseException | None = None) -> None:
-        with self._lock:
-            end, self._end = self._end, None
-        if end is not None:
-            end(self.acc.usage(), how, error, self.acc.text())
+        end = None
+        try:
+            with self._lock:
+                end, self._end = self._end, None
+            if end is not None:
+                end(self.acc.usage(), how, error, self.acc.text())
+        except BaseException as exc:
+            if end is not None:
+                end(self.acc.usage(), "failed", exc, self.acc.text())
+            raise
 
 
-@contextlib.contextmanager
-def _reading(once: _Once) -> Iterator[None]:
-    """Tell ``once`` how the reading of a stream ended: read through, closed early, failed."""
+def _watched(inner: Iterator[Any], once: _Once) -> Generator[Any, None, None]:
+    """``inner``'s items, each folded into ``once``'s usage; ``once`` told how reading ended:
+    read through, closed early (``GeneratorExit``), failed or interrupted (the exception,
+    a signal's too: the reading is over either way).
+
+    Started by `watch_stream` up to its first ``yield``: a signal's exception raised as
+    a generator starts (before its ``try``) would end the reading untold.
+    """
     try:
-        yield
+        yield None
+        for item in inner:
+            once.acc.add(item)
+            yield item
+        once("read")
     except GeneratorExit:
         once("closed")
         raise
     except BaseException as exc:
-        let_signals_through()
         once("failed", exc)
         raise
-    once("read")
 
 
-def _watched(inner: Iterator[Any], once: _Once) -> Iterator[Any]:
-    with _reading(once):
-        for item in inner:
-            once.acc.add(item)
-            yield item
-
-
-async def _awatched(inner: AsyncIterator[Any], once: _Once) -> AsyncIterator[Any]:
-    with _reading(once):
+async def _awatched(inner: AsyncIterator[Any], once: _Once) -> AsyncGenerator[Any, None]:
+    """`_watched` for an async stream (started the same way)."""
+    try:
+        yield None
         async for item in inner:
             once.acc.add(item)
             yield item
+        once("read")
+    except GeneratorExit:
+        once("closed")
+        raise
+    except BaseException as exc:
+        once("failed", exc)
+        raise
+
+
+def _started(watched: AsyncGenerator[Any, None]) -> AsyncGenerator[Any, None]:
+    """``watched`` run to its first ``yield``, which awaits nothing: no event loop needed."""
+    with contextlib.suppress(StopIteration):
+        watched.asend(None).send(None)
+    return watched
 
 
 def watch_stream(stream: Any, end: StreamEnd) -> bool:
@@ -271,9 +298,11 @@ def watch_stream(stream: Any, end: StreamEnd) -> bool:
         inner = stream._iterator
         once = _Once(end)
         if hasattr(inner, "__anext__"):
-            stream._iterator = _awatched(inner, once)
+            stream._iterator = _started(_awatched(inner, once))
         elif hasattr(inner, "__next__"):
-            stream._iterator = _watched(inner, once)
+            watched = _watched(inner, once)
+            next(watched)
+            stream._iterator = watched
         else:
             return False
     except Exception:

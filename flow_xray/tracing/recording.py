@@ -215,7 +215,10 @@ def _response_class(kind: type) -> bool:
 def _stream_ended(
     span: Span, usage: Usage | None, how: str, error: BaseException | None, text: str | None
 ) -> None:
-    """A stream a traced call returned has ended: record its usage and reply, end the span."""
+    """A stream a traced call returned has ended: record its usage and reply, end the span.
+    Called again with a signal's exception if one cut this short: the span ends stopped."""
+    if not span.is_recording():  # ended already (by a first call a signal cut short)
+        return
     try:
         if usage is not None:
             record_usage(span, usage)
@@ -235,6 +238,9 @@ def _stream_ended(
             span.set_attribute(attr.INCOMPLETE, True)  # closed or dropped before its end
         else:
             span.set_status(_OK)
+    except BaseException:
+        contained("a stream's end")  # (a signal's is raised again: called again with it)
+    try:
         span.end()
     except BaseException:
         contained("a stream's end")
@@ -381,8 +387,7 @@ _MIME_JSON: Final = attr.MIME_JSON
 
 
 def end_stopped(span: Span, exc: BaseException) -> None:
-    """End ``span`` as stopped by ``exc``: a signal's exception raised as the span started,
-    before its call could take it over (a recorder's start, `api_call_recorder`'s)."""
+    """End ``span`` as stopped by ``exc``, a signal's raised as it started (in a recorder)."""
     with contextlib.suppress(Exception):
         record_stopped(span, exc, stopped_outcome(exc) or attr.INTERRUPTED)
         span.end()

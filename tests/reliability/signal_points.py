@@ -48,7 +48,16 @@ from flow_xray.tracing.propagation import Propagated
 
 PACKAGE = os.path.dirname(flow_xray.__file__)
 SETUP = sys.argv[1]
-KINDS = ("function", "generator", "coroutine", "async-generator", "error", "propagated", "llm")
+KINDS = (
+    "function",
+    "generator",
+    "coroutine",
+    "async-generator",
+    "error",
+    "propagated",
+    "llm",
+    "stream",
+)
 # Interrupted too: the OpenTelemetry context module's frames (what attaches a `propagate`d
 # carrier's call and makes SDK spans current runs there).
 CONTEXT_MODULE = os.path.dirname(otel_context.__file__)
@@ -100,6 +109,32 @@ def chat(n: int) -> _Completion:
     return _Completion(f"chatcmpl-{n}", "gpt-4o-mini", _Usage(120, 40, TOKENS))
 
 
+class _Stream:  # shaped as the openai client's Stream: read through its ``_iterator``
+    def __init__(self, chunks: list[dict[str, Any]]) -> None:
+        self._iterator = iter(chunks)
+
+    def __iter__(self) -> Any:
+        yield from self._iterator
+
+
+_Stream.__module__ = "openai._streaming"
+
+
+def _chunk(**fields: Any) -> dict[str, Any]:
+    return {"object": "chat.completion.chunk", "model": "gpt-4o-mini", **fields}
+
+
+@trace(kind="llm")
+def chat_stream(n: int) -> _Stream:
+    """Returns a stream its caller reads: its span ends when the reading does."""
+    return _Stream(
+        [
+            _chunk(choices=[{"delta": {"content": "hi"}}]),
+            _chunk(choices=[], usage={"prompt_tokens": 120, "completion_tokens": 40}),
+        ]
+    )
+
+
 @trace
 def agent(n: int) -> _Completion:
     return chat(n)  # reports the same request as its child: counted once
@@ -146,6 +181,9 @@ def run(kind: str, n: int) -> None:
             pass
     elif kind == "llm":
         agent(n)
+    elif kind == "stream":
+        for _ in chat_stream(n):
+            pass
     elif kind == "error":
         retries(n)
     elif kind == "coroutine":
@@ -325,6 +363,6 @@ if __name__ == "__main__":
         trace_api.set_tracer_provider(provider)
     # (the LLM call's 1,500 points on the local recorder only: on SDK spans the attributes
     # are set by the SDK's code, which this does not interrupt)
-    for kind in KINDS if SETUP == "capture" else KINDS[:-1]:
+    for kind in KINDS if SETUP == "capture" else [k for k in KINDS if k != "llm"]:
         print(json.dumps(points_of(kind)), flush=True)
     print(json.dumps(capture_points()), flush=True)

@@ -239,6 +239,13 @@ class _Once:
                 end(self.acc.usage(), "failed", exc, self.acc.text())
             raise
 
+    def stopped(self, exc: BaseException) -> None:
+        """The reading stopped with ``exc``: closed early (``GeneratorExit``) or failed."""
+        if isinstance(exc, GeneratorExit):
+            self("closed")
+        else:
+            self("failed", exc)
+
 
 def _watched(inner: Iterator[Any], once: _Once) -> Generator[Any, None, None]:
     """``inner``'s items, each folded into ``once``'s usage; ``once`` told how reading ended:
@@ -254,11 +261,8 @@ def _watched(inner: Iterator[Any], once: _Once) -> Generator[Any, None, None]:
             once.acc.add(item)
             yield item
         once("read")
-    except GeneratorExit:
-        once("closed")
-        raise
     except BaseException as exc:
-        once("failed", exc)
+        once.stopped(exc)
         raise
 
 
@@ -270,11 +274,8 @@ async def _awatched(inner: AsyncIterator[Any], once: _Once) -> AsyncGenerator[An
             once.acc.add(item)
             yield item
         once("read")
-    except GeneratorExit:
-        once("closed")
-        raise
     except BaseException as exc:
-        once("failed", exc)
+        once.stopped(exc)
         raise
 
 

@@ -10,18 +10,20 @@ A frame is a header (payload length, a kind byte, a 64-bit key: the span id)
 and a `marshal` payload (plain tuples, dicts, strings and numbers; marshal
 keeps tuples and any int or string). The header lets the parent match a
 span's end to its start without decoding the start, which it then never
-needs unless the span never ended. A
-child writes each frame with one blocking ``sendall`` as the span starts or
-ends, so nothing is buffered in the child: a child killed with SIGKILL loses
-nothing it already sent. A Unix socket queues the bytes at the receiver during
-the send, so work a child reports done afterwards (a pool result) cannot
-overtake its spans. The parent's reader thread only moves bytes into
-per-connection buffers, polling (every 2 ms while data flows, backing off to
-20 ms when idle) rather than waking on every frame: a wake-up per frame
-would hand the CPU to the reader on each send and make each one cost a
-context switch. A child's 4 MiB send buffer (or the system's cap) absorbs
-what arrives between two polls. Frames are decoded when a capture asks
-(`Hub.drain`), which first reads whatever is queued.
+needs unless the span never ended. A child writes each frame with one
+blocking ``sendall`` as the span starts or ends, so nothing is buffered in
+the child: a child killed with SIGKILL loses nothing it already sent. A
+signal's exception raised inside a send (Ctrl-C reaches every process of the
+terminal's group; a pool worker outlives its task's) cuts one frame short:
+the child's next frame opens a new connection. A Unix socket queues the bytes
+at the receiver during the send, so work a child reports done afterwards (a
+pool result) cannot overtake its spans. The parent's reader thread only moves
+bytes into per-connection buffers, polling (every 2 ms while data flows,
+backing off to 20 ms when idle) rather than waking on every frame: a wake-up
+per frame would hand the CPU to the reader on each send and make each one
+cost a context switch. A child's 4 MiB send buffer (or the system's cap)
+absorbs what arrives between two polls. Frames are decoded when a capture
+asks (`Hub.drain`), which first reads whatever is queued.
 """
 
 from __future__ import annotations
@@ -155,6 +157,12 @@ class Client:
                 logger.debug("flow-xray: the parent process stopped collecting", exc_info=True)
                 self._broken = True
                 self._close()
+            except BaseException:
+                # A signal's exception (Ctrl-C) out of ``sendall``: how much of the frame
+                # went is unknown, so this connection's framing is lost. The next frame
+                # goes over a new one; the parent drops a frame cut short at the end of one.
+                self._close()
+                raise
 
     def close(self) -> None:
         """Close the connection (the parent then has everything sent so far)."""

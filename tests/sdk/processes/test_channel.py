@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 from collections.abc import Iterator
 
@@ -74,3 +75,31 @@ def test_a_client_whose_parent_is_gone_drops_silently() -> None:
     client.send(encode(1, 1, ("late",)))
     client.send(encode(1, 2, ("later",)))
     client.close()
+
+
+def test_a_signal_cutting_a_send_short_loses_only_that_frame(hub: Hub) -> None:
+    """Ctrl-C reaches every process of the terminal's group: a pool worker (which outlives
+    its task's ``KeyboardInterrupt``) interrupted while its send waits on a busy parent
+    has sent part of a frame. Its next frames go over a new connection: the parent drops
+    the cut frame and reads every later one (before, they were read as the rest of the cut
+    frame, and lost)."""
+    client = Client(hub.address)
+    client.send(encode(1, 1, ("before",)))
+    big = encode(1, 2, ("x" * (16 << 20),))  # more than the socket's buffers hold
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        with hub._lock:  # the parent's reader paused, as a parent too busy to read
+            signal.setitimer(signal.ITIMER_REAL, 0.2)
+            with pytest.raises(KeyboardInterrupt):
+                client.send(big)  # blocks once the buffers are full, until the signal
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    client.send(encode(2, 1, ("after",)))
+    client.close()
+    frames = [(kind, key, decode(payload)) for _, kind, key, payload in hub.drain()]
+    assert frames == [(1, 1, ("before",)), (2, 1, ("after",))]

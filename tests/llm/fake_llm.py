@@ -70,6 +70,10 @@ class FakeLLM:
     url: str
     calls: list[Call] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # A chat stream for model ``stall-stream`` sends its first chunk, sets ``stalled`` and
+    # waits for ``release`` (at most 10 s) before the rest: a reader is then blocked.
+    stalled: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
 
     @property
     def openai_url(self) -> str:
@@ -96,6 +100,8 @@ class FakeLLM:
         """Forget the calls logged so far."""
         with self.lock:
             self.calls.clear()
+        self.stalled.clear()
+        self.release.clear()
 
 
 def _words(value: Any) -> int:
@@ -269,6 +275,9 @@ class _Handler(BaseHTTPRequestHandler):
             chunk = {**base, "object": "chat.completion.chunk"}
             first = {"role": "assistant", "content": ""}
             yield _sse(None, {**chunk, "choices": [{"index": 0, "delta": first}]})
+            if model == "stall-stream":
+                self.fake.stalled.set()
+                self.fake.release.wait(10)
             for piece in _reply_chunks():
                 delta = {"index": 0, "delta": {"content": piece}, "finish_reason": None}
                 yield _sse(None, {**chunk, "choices": [delta]})

@@ -10,6 +10,11 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import os
+import signal
+import sys
+import threading
+import time
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
@@ -138,6 +143,63 @@ def test_stream_never_read_is_incomplete(openai_client: Any) -> None:
     found = node(result, "ask")
     assert found.incomplete and found.latency_ms is not None
     assert found.usage_counted is None
+
+
+def _interrupt_when_reading(fake_llm: FakeLLM) -> threading.Thread:
+    """Sends this process SIGINT once the stream stalls and the main thread waits for the
+    socket (its innermost Python frame is httpcore's read), then lets the stream go on."""
+    main = threading.main_thread().ident
+    assert main is not None
+
+    def blocked() -> bool:
+        frame = sys._current_frames().get(main)
+        return (
+            frame is not None
+            and frame.f_code.co_name == "read"
+            and ("httpcore" in frame.f_code.co_filename)
+        )
+
+    def run() -> None:
+        if fake_llm.stalled.wait(10):
+            deadline = time.monotonic() + 10
+            while not blocked() and time.monotonic() < deadline:
+                time.sleep(0.005)
+            os.kill(os.getpid(), signal.SIGINT)
+        fake_llm.release.set()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def test_ctrl_c_while_a_returned_stream_is_read_ends_its_span_interrupted(
+    openai_client: Any, fake_llm: FakeLLM
+) -> None:
+    """Ctrl-C while the caller waits for the next chunk of a stream a traced call returned:
+    the ``KeyboardInterrupt`` reaches the caller, and the call's span ends as interrupted
+    (before, the signal's exception skipped the span's end: it stayed open)."""
+
+    @trace(kind="llm")
+    def ask() -> Any:
+        return openai_client.chat.completions.create(
+            model="stall-stream", messages=QUESTION, stream=True
+        )
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with trace.capture() as result:
+            stream = ask()
+            interrupter = _interrupt_when_reading(fake_llm)
+            with pytest.raises(KeyboardInterrupt):
+                for _ in stream:
+                    pass
+            interrupter.join(20)
+            stream.close()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    found = node(result, "ask")
+    assert found.status == "interrupted" and found.incomplete
+    assert found.latency_ms is not None  # ended when the reading stopped
 
 
 def test_async_stream_consumed_later(async_openai: Any, fake_llm: FakeLLM) -> None:

@@ -58,10 +58,9 @@ class Capture:
                 if generator is not None:
                     captures.bind_to_generator(self._collector, generator)
             if self.processes:
-                children = ProcessCollection(self.all_threads)
+                children = self._children = ProcessCollection(self.all_threads)
                 try:
                     children.open(self._collector)
-                    self._children = children
                 except Exception:
                     let_signals_through()
                     # Child processes then go untraced; the block itself still is.
@@ -97,6 +96,13 @@ class Capture:
             # block that worked: the result stays empty, and the log says why.
             let_signals_through()  # (an alarm's exception is the program's)
             logger.warning("flow-xray could not build the captured trace", exc_info=True)
+        finally:
+            if children is not None:  # (released by `close` already, unless interrupted)
+                try:
+                    children.release()
+                except BaseException:
+                    children.release()
+                    raise
         if exc is not None:
             self.result.exception = exc
 

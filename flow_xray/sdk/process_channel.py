@@ -192,7 +192,11 @@ class _Connection:
 
 
 class Hub:
-    """The parent's end: listens, buffers what children send, decodes on `drain`."""
+    """The parent's end: listens, buffers what children send, decodes on `drain`.
+
+    Its reader thread runs from `start` to `close` (which may be called again: it
+    finishes what an interrupted one left).
+    """
 
     def __init__(self) -> None:
         self.token = secrets.token_hex(16)
@@ -204,6 +208,10 @@ class Hub:
         self._closed = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="flow-xray-processes", daemon=True)
+
+    def start(self) -> None:
+        """Start the reader thread (apart from making the hub, so whoever keeps the hub has it
+        before a thread that must be stopped runs)."""
         self._thread.start()
 
     def _listen(self) -> tuple[socket.socket, Address]:
@@ -325,14 +333,12 @@ class Hub:
         """Stop listening and drop every connection; returns the frames not drained yet."""
         messages = self.drain()
         with self._lock:
-            if self._closed:
-                return messages
             self._closed = True
-            for connection in self._connections:
-                self._forget(connection)
-            self._connections = []
+            while self._connections:
+                self._forget(self._connections.pop())
         self._stop.set()
-        self._thread.join(timeout=5.0)
+        if self._thread.ident is not None:  # (started)
+            self._thread.join(timeout=5.0)
         self._release()
         return messages
 

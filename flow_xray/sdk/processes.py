@@ -156,45 +156,52 @@ class ProcessCollection:
         self._joined = False
 
     def open(self, collector: Collector) -> None:
-        """Start listening for child processes (or join the channel already listening)."""
-        with PROCESSES.lock:
-            if PROCESSES.child is not None:
-                return  # a child's processes capture: its children report to our parent
-            parent = _parent()
-            hub = parent.hub or _start_parent(parent)
-            parent.users += 1
-            self._joined = True
-            _absorb(parent, hub.drain())
-            self._since = parent.seq
-            if not self.all_threads:  # a process-wide capture takes every child span anyway
-                parent.tags += 1
-                self._tag = f"c{parent.tags}"
-                collector.process_tag = self._tag
+        """Start listening for child processes (or join the channel already listening).
+
+        Undone (`release`) whatever interrupts it.
+        """
+        try:
+            with PROCESSES.lock:
+                if PROCESSES.child is not None:
+                    return  # a child's processes capture: its children report to our parent
+                parent = _parent()
+                parent.users += 1
+                self._joined = True  # (no check point between the two: counted once joined)
+                hub = parent.hub or _start_parent(parent)
+                _absorb(parent, hub.drain())
+                self._since = parent.seq
+                if not self.all_threads:  # a process-wide capture takes every child span anyway
+                    parent.tags += 1
+                    self._tag = f"c{parent.tags}"
+                    collector.process_tag = self._tag
+        except BaseException:
+            self.release()
+            raise
 
     def close(self, store: SpanStore) -> bool:
         """Add the child spans that belong to this capture to ``store``; False if there were none.
 
-        The store is the capture's own (`FlowXrayProcessor.close_capture`).
+        The store is the capture's own (`FlowXrayProcessor.close_capture`). The channel is
+        released (`release`) whatever happens.
         """
         if not self._joined or self._pid != os.getpid():
             return False  # forked after the capture opened: the parent merges
-        self._joined = False
-        with PROCESSES.lock:
-            parent = _parent()
-            hub = parent.hub
-            if hub is None:
-                return False
-            _absorb(parent, hub.drain())
-            mine = [
-                entry
-                for entry in parent.entries.values()
-                if entry.settle()
-                and (entry.seq >= self._since if self.all_threads else self._tag in entry.tags)
-            ]
-            _export_pending(parent)
-            parent.users -= 1
-            if parent.users == 0:
-                _stop_parent(parent)
+        try:
+            with PROCESSES.lock:
+                parent = _parent()
+                hub = parent.hub
+                if hub is None:
+                    return False
+                _absorb(parent, hub.drain())
+                mine = [
+                    entry
+                    for entry in parent.entries.values()
+                    if entry.settle()
+                    and (entry.seq >= self._since if self.all_threads else self._tag in entry.tags)
+                ]
+                _export_pending(parent)
+        finally:
+            self.release()
         added = False
         for entry in sorted(mine, key=lambda e: e.seq):
             record = wire_record(entry.pid, entry.wire)
@@ -203,6 +210,27 @@ class ProcessCollection:
                 added = True
         store.seal()  # with max_spans, appended records wait in the tail until sealed
         return added
+
+    def release(self) -> None:
+        """Leave the channel; the last capture to leave stops it: its socket, its reader
+        thread, the environment children would inherit. Does nothing the second time; a
+        signal's exception (Ctrl-C) cutting it short makes it finish first, then go on."""
+        if self._pid != os.getpid():
+            return
+        try:
+            self._leave()
+        except BaseException:
+            self._leave()  # (what the exception cut short: each step is done once)
+            raise
+
+    def _leave(self) -> None:
+        with PROCESSES.lock:
+            parent = _parent()
+            if self._joined:
+                self._joined = False
+                parent.users -= 1  # (no check point between the two: counted once left)
+            if parent.users <= 0 and (parent.hub is not None or parent.set_env):
+                _stop_parent(parent)
 
     @staticmethod
     def stamp_pids(result: TraceResult) -> None:
@@ -216,8 +244,8 @@ class ProcessCollection:
 
 def _start_parent(parent: _Parent) -> Hub:
     _install_hooks()
-    hub = Hub()
-    parent.hub = hub
+    hub = parent.hub = Hub()
+    hub.start()  # (once the parent has it: `_stop_parent` stops it whatever happens next)
     values = {
         CHANNEL_ENV: str(hub.address),
         "PYTHONPATH": prepend_path(BOOTSTRAP_DIR, os.environ.get("PYTHONPATH")),
@@ -229,9 +257,12 @@ def _start_parent(parent: _Parent) -> Hub:
 
 
 def _stop_parent(parent: _Parent) -> None:
-    hub, parent.hub = parent.hub, None
+    """Stop the channel and put the environment back; called again, finishes what a first
+    call left (each step may be done twice)."""
+    hub = parent.hub
     if hub is not None:
         _absorb(parent, hub.close())
+        parent.hub = None
     _export_pending(parent)
     parent.entries = {}
     for name, value in parent.set_env.items():

@@ -43,6 +43,8 @@ import flow_xray
 from flow_xray import trace
 from flow_xray.runtime import captures
 from flow_xray.runtime.context import current_context
+from flow_xray.sdk import processes
+from flow_xray.sdk.process_channel import CHANNEL_ENV
 from flow_xray.sdk.processor import get_processor
 from flow_xray.tracing.propagation import Propagated
 
@@ -324,25 +326,37 @@ def points_of(kind: str) -> dict[str, Any]:
     }
 
 
-def _captured(n: int) -> None:
-    with trace.capture():
-        step(1, n)
-
-
-def capture_points() -> dict[str, Any]:
+def capture_points(**options: bool) -> dict[str, Any]:
     """Ctrl-C at each point of a capture's opening and closing (and its one call): where
-    one left a capture listening, spans held open in the processor, or the context changed."""
+    one left a capture listening, spans held open in the processor, the context changed
+    or, for a ``processes=True`` capture, the child processes' channel open (its socket
+    and reader thread, the environment children inherit)."""
+
+    def captured(n: int) -> None:
+        with trace.capture(**options):
+            step(1, n)
+
     before, tried, left = current_context(), 0, []
-    for _, at in each_point(_captured):
+    for _, at in each_point(captured):
         tried += 1
-        if captures.capturing() or captures.listening() or current_context() is not before:
+        parent = processes._parent()
+        if (
+            captures.capturing()
+            or captures.listening()
+            or current_context() is not before
+            or get_processor()._members
+            or parent.hub is not None
+            or CHANNEL_ENV in os.environ
+        ):
             left.append(at)
-            for listener in captures.listeners():  # closed, for the next point's run
+            # Undone, for the next point's run.
+            for listener in captures.listeners():
                 captures.close_capture(listener, None)
-        elif get_processor()._members:
-            left.append(at)
             get_processor()._members.clear()
-    return {"kind": "capture", "points": tried, "left": left}
+            parent.users = 0
+            processes._stop_parent(parent)
+    kind = "-".join(["capture", *(name.replace("_", "-") for name in options)])
+    return {"kind": kind, "points": tried, "left": left}
 
 
 if __name__ == "__main__":
@@ -366,3 +380,5 @@ if __name__ == "__main__":
     for kind in KINDS if SETUP == "capture" else [k for k in KINDS if k != "llm"]:
         print(json.dumps(points_of(kind)), flush=True)
     print(json.dumps(capture_points()), flush=True)
+    print(json.dumps(capture_points(all_threads=True)), flush=True)
+    print(json.dumps(capture_points(processes=True)), flush=True)

@@ -232,14 +232,15 @@ def test_ctrl_c_at_any_point_of_a_traced_call_leaves_the_callers_context(setup: 
     reading, interrupted or not: before, a Ctrl-C while reading left it open, 360 of 660
     points); only on SDK spans, in the processor's
     start bookkeeping inside the SDK's own start, does it stay open (shown incomplete).
-    The same for a capture's own opening and closing (350 to 580 points)."""
+    The same for a capture's own opening and closing (350 to 670 points), ``all_threads``
+    and ``processes`` ones too."""
     script = os.path.join(os.path.dirname(__file__), "signal_points.py")
     env = {**os.environ, "FLOW_XRAY_RECORDER": "sdk" if setup == "sdk" else ""}
     done = subprocess.run(
         [sys.executable, script, setup], capture_output=True, text=True, env=env, timeout=60
     )
     assert done.returncode == 0, done.stderr
-    *reports, capture = [json.loads(line) for line in done.stdout.splitlines()]
+    *reports, plain, process_wide, processes = map(json.loads, done.stdout.splitlines())
     kinds = ["function", "generator", "coroutine", "async-generator", "error", "propagated"]
     assert [r["kind"] for r in reports] == [*kinds, *["llm"] * (setup == "capture"), "stream"]
     for report in reports:
@@ -259,8 +260,17 @@ def test_ctrl_c_at_any_point_of_a_traced_call_leaves_the_callers_context(setup: 
     # the context would pile up in it), but at the start of its ``__exit__``, which no
     # context manager can guard (the ``with`` statement calls it; the exception is raised
     # before its first line runs).
-    assert capture["points"] >= 200, capture
-    assert all(" __exit__ (start)" in where for where in capture["left"]), capture
+    # The same for ``all_threads=True`` and for ``processes=True``, whose channel to child
+    # processes (a socket, its reader thread, the environment children inherit) is closed
+    # too: before, 100 of its 480 points left it open for good.
+    assert [plain["kind"], process_wide["kind"], processes["kind"]] == [
+        "capture",
+        "capture-all-threads",
+        "capture-processes",
+    ]
+    for capture in (plain, process_wide, processes):
+        assert capture["points"] >= 200, capture
+        assert all(" __exit__ (start)" in where for where in capture["left"]), capture
 
 
 def test_after_ctrl_c_in_a_traced_generator_loop_later_calls_are_roots() -> None:

@@ -16,6 +16,7 @@ from flow_xray.sdk.process_channel import Address, Client, Hub, decode, encode
 def hub() -> Iterator[Hub]:
     """A listening hub, closed afterwards."""
     listening = Hub()
+    listening.start()
     yield listening
     listening.close()
 

@@ -375,6 +375,7 @@ def export_report(pipeline: Any) -> dict[str, Any]:
         "kind": "export",
         "requests": len(counted),
         "twice": sorted(f"{trace:032x}" for trace, times in counted.items() if times > 1),
+        "handed": pipeline.processor.submitted,
         "lost": pipeline.processor.submitted - pipeline.exporter.exported,
     }
 

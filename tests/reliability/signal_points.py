@@ -49,7 +49,6 @@ from flow_xray.sdk.processor import get_processor
 from flow_xray.tracing.propagation import Propagated
 
 PACKAGE = os.path.dirname(flow_xray.__file__)
-SETUP = sys.argv[1]
 KINDS = (
     "function",
     "generator",
@@ -382,7 +381,7 @@ def export_report(pipeline: Any) -> dict[str, Any]:
 
 if __name__ == "__main__":
     pipeline = None
-    if SETUP == "provider":
+    if sys.argv[1] == "provider":
         from opentelemetry import trace as trace_api
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter

@@ -18,6 +18,8 @@ import textwrap
 
 import pytest
 
+from tests.reliability.signal_points import KINDS
+
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
 
 SPIN = textwrap.dedent(
@@ -246,16 +248,7 @@ def test_ctrl_c_at_any_point_of_a_traced_call_leaves_the_callers_context(setup: 
         assert export["kind"] == "export" and export["requests"] >= 100, export
         assert export["twice"] == [], export
     *reports, plain, process_wide, processes = lines
-    assert [r["kind"] for r in reports] == [
-        "function",
-        "generator",
-        "coroutine",
-        "async-generator",
-        "error",
-        "propagated",
-        "llm",
-        "stream",
-    ]
+    assert [r["kind"] for r in reports] == list(KINDS)
     for report in reports:
         assert report["points"] >= 50 and report["recorded"] >= 10, report
         assert report["leaked"] == [] and report["twice"] == [], report

@@ -10,13 +10,16 @@ runs through untouched. Each point's exception is raised where the real one woul
 handled: after a call, only when the next instruction is in the same ``try`` region as
 the call.
 
-For a traced function, generator, coroutine, async generator, a call retrying a failing
-one, a `propagate`d call as a process pool's worker runs it and an agent call around an
-LLM call in turn, prints one JSON object: the points tried, where a point left the
-caller's context changed, where it left the call's span open (never ended), the
-interrupted calls seen more than once in the capture. Then one for a capture's own
-opening and closing: where a point left a capture listening, a span held in the
-processor or the context changed.
+For each of `KINDS` in turn (a traced function, generator, coroutine, async generator, a
+call retrying a failing one, a `propagate`d call as a process pool's worker runs it, an
+agent call around an LLM call, an LLM call returning a stream its caller reads), prints
+one JSON object: the points tried, where a point left the caller's context changed,
+where it left the call's span open (never ended), the interrupted calls seen more than
+once in the capture, the tokens and errors counted against those recorded. Then one
+each for the opening and closing of a capture, an ``all_threads`` one and a
+``processes`` one: where a point left a capture listening, a span held in the
+processor, the context changed or the child processes' channel open. Under a user's
+provider, last, what its export received (`export_report`).
 
 Usage: ``signal_points.py SETUP``, SETUP one of capture (the local recorder), sdk (a
 capture on SDK spans: set ``FLOW_XRAY_RECORDER=sdk``) or provider (a user's SDK

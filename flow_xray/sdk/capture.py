@@ -100,8 +100,8 @@ class Capture:
             if children is not None:  # (released by `close` already, unless interrupted)
                 try:
                     children.release()
-                except BaseException:
-                    children.release()
+                except BaseException:  # (raised as `release` starts: it finishes only its own
+                    children.release()  # steps, not a signal landing on its first instruction)
                     raise
         if exc is not None:
             self.result.exception = exc
